@@ -1,0 +1,22 @@
+//! idiolect turns the dialects language models write into structured JSON, as it
+//! streams.
+//!
+//! Each dialect is a pest grammar plus a small state machine; the shared
+//! [`reentry`] layer feeds it chunk by chunk and resumes at safe boundaries, so
+//! events come out the moment they are decided. Folding a dialect's events gives
+//! its document, which is exactly what parsing the whole input gives.
+//!
+//! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
+//!
+//! The [`session`] module drives any dialect by name with JSON options; the CLI
+//! and the conformance runner are built on it.
+#![warn(missing_docs)]
+
+pub mod reentry;
+pub mod sections;
+pub mod session;
+pub mod span;
+
+pub use reentry::{Machine, Stream, Verdict};
+pub use session::{dialect, dialects, Dialect, Session};
+pub use span::Span;

@@ -1,0 +1,281 @@
+//! The re-entry layer: bytes in, chunk by chunk; decided units out.
+//!
+//! Every dialect is a [`Machine`] that looks at the *undecided* text and says how
+//! much of it is now decided. The layer around it ([`Reentry`], wrapped by
+//! [`Stream`]) owns everything that has to do with chunking:
+//!
+//! - it carries an incomplete UTF-8 sequence over to the next chunk, and replaces
+//!   invalid sequences with U+FFFD (one per maximal invalid subpart, as WHATWG
+//!   decoders do) so a machine only ever sees `&str`;
+//! - it keeps only the undecided suffix of the input and releases decided bytes;
+//! - when nothing is pending it hands the chunk to the machine without copying it,
+//!   so a whole-document parse is a single call over the borrowed input.
+//!
+//! A machine must never re-scan a growing unit from its start on every chunk: it
+//! keeps its own resumable probe (see [`Verdict`]) that remembers how far it has
+//! looked, so the total work stays linear even at 1-byte chunks (contract S5).
+
+/// What a resumable boundary probe says about the unit it has seen so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every byte so far still fits; more input is needed to decide.
+    NeedMore,
+    /// The unit is complete and is this many bytes long.
+    Complete(usize),
+    /// The bytes so far cannot be this unit.
+    Rejected,
+}
+
+/// A dialect's state machine, driven by the re-entry layer.
+pub trait Machine {
+    /// The events this machine emits.
+    type Event;
+
+    /// Decides as much of `pending` as possible.
+    ///
+    /// `pending` is all undecided text, starting at absolute offset `base` of the
+    /// decoded input; it is the text left undecided by the previous call followed
+    /// by what arrived since. The machine pushes the events it can now emit and
+    /// returns how many bytes of `pending` they decided (a char boundary). The
+    /// rest is offered again, with more text appended, on the next call.
+    ///
+    /// When `eof` is true no more text will come: the machine applies its
+    /// end-of-input rules and must decide every byte (return `pending.len()`).
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Self::Event>)
+        -> usize;
+}
+
+/// The buffer half of the re-entry layer: UTF-8 carry, pending text, offsets.
+#[derive(Debug, Default)]
+pub struct Reentry {
+    /// Undecided text lives in `buf[start..]`.
+    buf: String,
+    start: usize,
+    /// A valid but incomplete UTF-8 sequence that ended the last chunk.
+    carry: [u8; 4],
+    carry_len: usize,
+    /// Absolute offset (in decoded bytes) of `buf[start]`.
+    offset: usize,
+    /// How many invalid sequences were replaced with U+FFFD so far.
+    replaced: usize,
+}
+
+/// Length of the UTF-8 sequence a lead byte starts (0 for a byte that cannot lead).
+fn sequence_len(lead: u8) -> usize {
+    match lead {
+        0x00..=0x7F => 1,
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => 0,
+    }
+}
+
+impl Reentry {
+    /// An empty layer at offset 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Absolute offset of the first undecided byte.
+    pub fn decided(&self) -> usize {
+        self.offset
+    }
+
+    /// Bytes currently held undecided (pending text plus a carried partial char).
+    pub fn held(&self) -> usize {
+        self.buf.len() - self.start + self.carry_len
+    }
+
+    /// How many invalid UTF-8 sequences have been replaced with U+FFFD.
+    pub fn replaced(&self) -> usize {
+        self.replaced
+    }
+
+    /// Feeds one chunk of bytes and lets `machine` decide what it can.
+    pub fn feed<M: Machine>(&mut self, mut bytes: &[u8], machine: &mut M, out: &mut Vec<M::Event>) {
+        if self.carry_len > 0 {
+            bytes = self.complete_carry(bytes);
+        }
+        let (valid, tail_start) = self.split_valid(bytes);
+        if self.start == self.buf.len() && tail_start == bytes.len() {
+            // Fast path: nothing pending and the chunk is clean UTF-8. Decide it in
+            // place and copy only what stays undecided.
+            self.buf.clear();
+            self.start = 0;
+            let used = machine.advance(valid, self.offset, false, out);
+            self.offset += used;
+            self.buf.push_str(&valid[used..]);
+            return;
+        }
+        self.buf.push_str(valid);
+        self.decode_into_buf(&bytes[tail_start..]);
+        self.drive(machine, false, out);
+    }
+
+    /// Ends the input: a carried partial character becomes U+FFFD and the machine
+    /// decides every remaining byte.
+    pub fn finish<M: Machine>(&mut self, machine: &mut M, out: &mut Vec<M::Event>) {
+        if self.carry_len > 0 {
+            self.carry_len = 0;
+            self.replaced += 1;
+            self.buf.push(char::REPLACEMENT_CHARACTER);
+        }
+        self.drive(machine, true, out);
+        debug_assert_eq!(self.start, self.buf.len(), "machine left bytes undecided at eof");
+        self.offset += self.buf.len() - self.start;
+        self.buf.clear();
+        self.start = 0;
+    }
+
+    fn drive<M: Machine>(&mut self, machine: &mut M, eof: bool, out: &mut Vec<M::Event>) {
+        let pending = &self.buf[self.start..];
+        if pending.is_empty() && !eof {
+            return;
+        }
+        let used = machine.advance(pending, self.offset, eof, out);
+        self.offset += used;
+        self.start += used;
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start >= 4096 && self.start * 2 >= self.buf.len() {
+            // Release decided bytes; amortized O(1) per byte.
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+    }
+
+    /// Completes (or rejects) the carried partial character with the first bytes of
+    /// `bytes`; returns the bytes not used.
+    fn complete_carry<'a>(&mut self, mut bytes: &'a [u8]) -> &'a [u8] {
+        let need = sequence_len(self.carry[0]);
+        while self.carry_len > 0 && !bytes.is_empty() {
+            let mut candidate = self.carry;
+            candidate[self.carry_len] = bytes[0];
+            let len = self.carry_len + 1;
+            match std::str::from_utf8(&candidate[..len]) {
+                Ok(s) => {
+                    self.buf.push_str(s);
+                    self.carry_len = 0;
+                    bytes = &bytes[1..];
+                }
+                Err(e) if e.error_len().is_none() && len < need => {
+                    self.carry = candidate;
+                    self.carry_len = len;
+                    bytes = &bytes[1..];
+                }
+                Err(_) => {
+                    // The carried bytes are a maximal invalid subpart; the new byte
+                    // is decoded on its own.
+                    self.carry_len = 0;
+                    self.replaced += 1;
+                    self.buf.push(char::REPLACEMENT_CHARACTER);
+                }
+            }
+        }
+        bytes
+    }
+
+    /// The longest clean UTF-8 prefix of `bytes`, and where it ends.
+    fn split_valid<'a>(&self, bytes: &'a [u8]) -> (&'a str, usize) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => (s, bytes.len()),
+            Err(e) => {
+                let end = e.valid_up_to();
+                // SAFETY-free: from_utf8 just validated this prefix.
+                let s = std::str::from_utf8(&bytes[..end]).unwrap_or_default();
+                (s, end)
+            }
+        }
+    }
+
+    /// Decodes bytes that contain an invalid or incomplete sequence into `buf`.
+    fn decode_into_buf(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            self.buf.push_str(chunk.valid());
+            let bad = chunk.invalid();
+            if bad.is_empty() {
+                continue;
+            }
+            let at_end = chunks.peek().is_none();
+            let incomplete = at_end
+                && std::str::from_utf8(bad).err().is_some_and(|e| e.error_len().is_none());
+            if incomplete {
+                self.carry[..bad.len()].copy_from_slice(bad);
+                self.carry_len = bad.len();
+            } else {
+                self.replaced += 1;
+                self.buf.push(char::REPLACEMENT_CHARACTER);
+            }
+        }
+    }
+}
+
+/// A machine together with its re-entry layer: the streaming parser of a dialect.
+///
+/// ```
+/// use idiolect::sections;
+/// let mut parser = sections::Parser::with_options(&sections::Options::default()).unwrap();
+/// let mut events = Vec::new();
+/// for chunk in [&b"<think>pl"[..], b"an</th", b"ink>done"] {
+///     events.extend(parser.feed(chunk));
+/// }
+/// events.extend(parser.finish());
+/// let doc = sections::Document::fold(&events);
+/// assert_eq!(doc.items.len(), 2);
+/// ```
+#[derive(Debug)]
+pub struct Stream<M: Machine> {
+    reentry: Reentry,
+    machine: M,
+    events: Vec<M::Event>,
+    finished: bool,
+    late_bytes: usize,
+}
+
+impl<M: Machine> Stream<M> {
+    /// A stream over `machine`, at offset 0.
+    pub fn new(machine: M) -> Self {
+        Stream { reentry: Reentry::new(), machine, events: Vec::new(), finished: false, late_bytes: 0 }
+    }
+
+    /// Feeds a chunk (any split, even inside a UTF-8 sequence) and returns the
+    /// events it decided. Bytes fed after [`Stream::finish`] start nothing and
+    /// are reported by [`Stream::fed_after_finish`].
+    pub fn feed(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, M::Event> {
+        self.events.clear();
+        if self.finished {
+            self.late_bytes += bytes.len();
+        } else {
+            self.reentry.feed(bytes, &mut self.machine, &mut self.events);
+        }
+        self.events.drain(..)
+    }
+
+    /// Ends the input and returns the events that end-of-input decides.
+    pub fn finish(&mut self) -> std::vec::Drain<'_, M::Event> {
+        self.events.clear();
+        if !self.finished {
+            self.finished = true;
+            self.reentry.finish(&mut self.machine, &mut self.events);
+        }
+        self.events.drain(..)
+    }
+
+    /// How many bytes were fed after [`Stream::finish`] and therefore ignored.
+    pub fn fed_after_finish(&self) -> usize {
+        self.late_bytes
+    }
+
+    /// The dialect machine (its options and state).
+    pub fn machine(&self) -> &M {
+        &self.machine
+    }
+
+    /// The re-entry layer (offsets, held bytes, replacement count).
+    pub fn reentry(&self) -> &Reentry {
+        &self.reentry
+    }
+}

@@ -1,0 +1,134 @@
+//! Options of the sections dialect: the registry of section names and the tag bound.
+
+use serde::{Deserialize, Serialize};
+
+/// Default for [`Options::max_tag_bytes`]: 64 KiB.
+pub const DEFAULT_MAX_TAG_BYTES: usize = 64 * 1024;
+
+/// One recognized section: its canonical name and the other spellings that mean it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionSpec {
+    /// The canonical name, reported as `name` in events and items.
+    pub name: String,
+    /// Other spellings that open and close the same section.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+impl SectionSpec {
+    /// A section called `name` with the given aliases.
+    pub fn new(name: &str, aliases: &[&str]) -> Self {
+        SectionSpec {
+            name: name.to_string(),
+            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+}
+
+/// Options of the sections dialect, as given in JSON (`{"sections": [...], "max_tag_bytes": N}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// The recognized sections. The default registry is `think`, `write-file`
+    /// (aliases `create-file`, `dyad-write`), `summary` and `run-bash`.
+    pub sections: Vec<SectionSpec>,
+    /// The longest an opening or closing tag may be, `<` to `>` inclusive, in bytes.
+    /// A longer candidate is text (SEC-8). It also bounds what is held back.
+    pub max_tag_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sections: vec![
+                SectionSpec::new("think", &[]),
+                SectionSpec::new("write-file", &["create-file", "dyad-write"]),
+                SectionSpec::new("summary", &[]),
+                SectionSpec::new("run-bash", &[]),
+            ],
+            max_tag_bytes: DEFAULT_MAX_TAG_BYTES,
+        }
+    }
+}
+
+/// Why a set of options cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OptionsProblem {
+    /// A name or alias is empty or has a character outside `[A-Za-z0-9_-]`.
+    BadName(String),
+    /// The same spelling (ASCII case-insensitively) is registered twice.
+    Duplicate(String),
+    /// `max_tag_bytes` is below the 3 bytes of the shortest tag `<a>`.
+    TagBoundTooSmall(usize),
+}
+
+impl std::fmt::Display for OptionsProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OptionsProblem::BadName(n) => {
+                write!(f, "section name {n:?} must be one or more of A-Z a-z 0-9 _ -")
+            }
+            OptionsProblem::Duplicate(n) => write!(f, "section name {n:?} is registered twice"),
+            OptionsProblem::TagBoundTooSmall(n) => {
+                write!(f, "max_tag_bytes is {n}; it must be at least 3")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OptionsProblem {}
+
+/// The registry as the machine uses it: every spelling lowercased, with the index
+/// of the canonical section it means.
+#[derive(Clone, Debug)]
+pub(crate) struct Registry {
+    /// Canonical names, by section index.
+    pub names: Vec<String>,
+    /// (lowercased spelling, section index).
+    pub spellings: Vec<(Vec<u8>, usize)>,
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl Registry {
+    pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
+        if options.max_tag_bytes < 3 {
+            return Err(OptionsProblem::TagBoundTooSmall(options.max_tag_bytes));
+        }
+        let mut names = Vec::new();
+        let mut spellings: Vec<(Vec<u8>, usize)> = Vec::new();
+        for (index, spec) in options.sections.iter().enumerate() {
+            names.push(spec.name.clone());
+            for spelling in std::iter::once(&spec.name).chain(&spec.aliases) {
+                if !valid_name(spelling) {
+                    return Err(OptionsProblem::BadName(spelling.clone()));
+                }
+                let lower = spelling.to_ascii_lowercase().into_bytes();
+                if spellings.iter().any(|(s, _)| *s == lower) {
+                    return Err(OptionsProblem::Duplicate(spelling.clone()));
+                }
+                spellings.push((lower, index));
+            }
+        }
+        Ok(Registry { names, spellings })
+    }
+
+    /// Whether `prefix` (any case) begins some spelling, of section `only` if given.
+    pub fn is_prefix(&self, prefix: &[u8], only: Option<usize>) -> bool {
+        self.spellings.iter().any(|(s, i)| {
+            only.is_none_or(|o| o == *i)
+                && s.len() >= prefix.len()
+                && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+        })
+    }
+
+    /// The section `name` (any case) spells, if any.
+    pub fn lookup(&self, name: &[u8]) -> Option<usize> {
+        self.spellings.iter().find(|(s, _)| s.eq_ignore_ascii_case(name)).map(|(_, i)| *i)
+    }
+}

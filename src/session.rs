@@ -1,0 +1,161 @@
+//! The dynamic layer: drive any dialect by name, with JSON options and JSON output.
+//!
+//! The CLI and the conformance runner use this; embedders who know their dialect
+//! use the typed API of its module instead (`idiolect::sections::Parser`, ...).
+//!
+//! Every event a session emits is a JSON object with a `"type"` and a `"span"`
+//! (`[start, end]` byte offsets). In emission order the spans tile the input:
+//! each starts where the previous one ended (zero-width spans allowed), and the
+//! last ends at the input's length after `finish` (contract S8).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::reentry::{Machine, Stream};
+
+/// Options JSON that a dialect could not accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OptionsError {
+    /// The dialect the options were for.
+    pub dialect: &'static str,
+    /// What was wrong, in one line.
+    pub message: String,
+}
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid {} options: {}", self.dialect, self.message)
+    }
+}
+
+impl std::error::Error for OptionsError {}
+
+impl OptionsError {
+    /// An error for `dialect` with `message`.
+    pub fn new(dialect: &'static str, message: impl Into<String>) -> Self {
+        OptionsError { dialect, message: message.into() }
+    }
+}
+
+/// Deserializes a dialect's options from JSON (`null` means all defaults).
+pub fn options_from_json<T: serde::de::DeserializeOwned + Default>(
+    dialect: &'static str,
+    options: &Value,
+) -> Result<T, OptionsError> {
+    if options.is_null() {
+        return Ok(T::default());
+    }
+    serde_json::from_value(options.clone()).map_err(|e| OptionsError::new(dialect, e.to_string()))
+}
+
+/// A running parse of one input, driven with bytes and producing JSON.
+pub trait Session {
+    /// Feeds a chunk; pushes the events it decided.
+    fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>);
+    /// Ends the input; pushes the events end-of-input decides.
+    fn finish(&mut self, events: &mut Vec<Value>);
+    /// The document folded from every event so far (complete after `finish`).
+    fn document(&self) -> Value;
+    /// The most bytes the dialect may hold back undecided with these options, or
+    /// `None` when a unit is held whole until it completes (documented per dialect).
+    fn hold_back_bound(&self) -> Option<usize>;
+    /// Whether the document is free of errors (the CLI exits 1 when it is not).
+    fn is_clean(&self) -> bool {
+        true
+    }
+}
+
+/// Folds a dialect's events into its document, one event at a time.
+pub trait Fold<E> {
+    /// The folded document.
+    type Document: Serialize;
+    /// Folds one more event in.
+    fn push(&mut self, event: &E);
+    /// The document so far.
+    fn document(&self) -> &Self::Document;
+    /// Whether the document is free of errors.
+    fn is_clean(&self) -> bool {
+        true
+    }
+}
+
+/// A [`Session`] made of a typed [`Stream`] and a [`Fold`].
+pub struct TypedSession<M: Machine, F> {
+    stream: Stream<M>,
+    fold: F,
+    hold_back_bound: Option<usize>,
+}
+
+impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
+    /// A session over `machine`, folding into `fold`.
+    pub fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
+        TypedSession { stream: Stream::new(machine), fold, hold_back_bound }
+    }
+}
+
+fn push_json<E: Serialize>(event: &E, events: &mut Vec<Value>) {
+    // Event types are plain data (strings, numbers, maps with string keys), so
+    // serializing them cannot fail; an empty object would still keep the stream going.
+    events.push(serde_json::to_value(event).unwrap_or(Value::Null));
+}
+
+impl<M, F> Session for TypedSession<M, F>
+where
+    M: Machine,
+    M::Event: Serialize,
+    F: Fold<M::Event>,
+{
+    fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>) {
+        for event in self.stream.feed(bytes) {
+            self.fold.push(&event);
+            push_json(&event, events);
+        }
+    }
+
+    fn finish(&mut self, events: &mut Vec<Value>) {
+        for event in self.stream.finish() {
+            self.fold.push(&event);
+            push_json(&event, events);
+        }
+    }
+
+    fn document(&self) -> Value {
+        serde_json::to_value(self.fold.document()).unwrap_or(Value::Null)
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        self.hold_back_bound
+    }
+
+    fn is_clean(&self) -> bool {
+        self.fold.is_clean()
+    }
+}
+
+/// A dialect as the CLI and the conformance runner see it.
+#[derive(Clone, Copy)]
+pub struct Dialect {
+    /// The name used on the command line and as the corpus folder.
+    pub name: &'static str,
+    /// One line saying what the dialect is.
+    pub summary: &'static str,
+    /// Starts a session with JSON options; `spans` asks the document to carry spans.
+    pub open: fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>,
+}
+
+impl std::fmt::Debug for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dialect").field("name", &self.name).finish()
+    }
+}
+
+/// Every dialect this build knows, in a stable order.
+pub fn dialects() -> &'static [Dialect] {
+    &[crate::sections::DIALECT]
+}
+
+/// The dialect called `name`, if there is one.
+pub fn dialect(name: &str) -> Option<&'static Dialect> {
+    dialects().iter().find(|d| d.name == name)
+}
