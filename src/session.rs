@@ -142,7 +142,14 @@ pub struct Dialect {
     pub summary: &'static str,
     /// Starts a session with JSON options; `spans` asks the document to carry spans.
     pub open: fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>,
+    /// Renders JSON into the dialect's text (`idiolect render`), if the dialect can:
+    /// `what` selects among several renderings (for example `calls`), `input` is the
+    /// JSON read from stdin. Returns the text to print, or a one-line error.
+    pub render: Option<RenderFn>,
 }
+
+/// The signature of [`Dialect::render`].
+pub type RenderFn = fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
 
 impl std::fmt::Debug for Dialect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

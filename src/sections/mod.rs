@@ -71,4 +71,5 @@ pub const DIALECT: session::Dialect = session::Dialect {
     name: "sections",
     summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
     open,
+    render: None,
 };
