@@ -7,6 +7,8 @@
 //! its document, which is exactly what parsing the whole input gives.
 //!
 //! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
+//! - [`transcript`]: prompts such as `\n\nHuman: …\n\nAssistant:`, their stop
+//!   sequences, and continuations cut at the first stop.
 //!
 //! The [`session`] module drives any dialect by name with JSON options; the CLI
 //! and the conformance runner are built on it.
@@ -16,6 +18,7 @@ pub mod reentry;
 pub mod sections;
 pub mod session;
 pub mod span;
+pub mod transcript;
 
 pub use reentry::{Machine, Stream, Verdict};
 pub use session::{dialect, dialects, Dialect, Session};

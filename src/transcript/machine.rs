@@ -1,0 +1,474 @@
+//! Parse mode's state machine: one for the four prompt formats, which differ only
+//! in what delimits a turn (spec/transcript.md §3–§6).
+
+use pest::Parser as _;
+
+use super::finder::{Finder, Found, Open, Patterns};
+use super::grammar::{Rule, TranscriptGrammar};
+use super::options::{Format, Options, OptionsProblem};
+use super::prompt::{Code, Event};
+use crate::reentry::Machine;
+use crate::span::Span;
+
+const IM_START: &str = "<|im_start|>";
+const IM_END: &str = "<|im_end|>";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum State {
+    /// human-assistant, participants: at offset 0, where a header needs no newline.
+    Start,
+    /// System text or turn content, up to the next header or terminator.
+    Body,
+    /// A header ends at `end` unless one space follows (TR-13).
+    HeaderSpace { start: usize, end: usize },
+    /// completions: at the start of a block, probing for `Name:`.
+    BlockStart { start: usize },
+    /// completions: newlines after an end token.
+    AfterEnd,
+    /// chatml: outside messages; `after_end` right after `<|im_end|>`.
+    Outside { after_end: bool },
+    /// chatml: the role line of the header at `start`.
+    Role { start: usize },
+}
+
+/// What is receiving content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Active {
+    /// The system text of formats without a system header (or chatml stray text).
+    Nothing,
+    /// A ChatML system message whose header is at the offset.
+    System(usize),
+    /// A turn of `speaker` whose header is at `offset`.
+    Turn { speaker: String, offset: usize },
+}
+
+/// The parse-mode state machine (driven by [`crate::reentry::Stream`]).
+#[derive(Clone, Debug)]
+pub struct PromptMachine {
+    format: Format,
+    known: Vec<String>,
+    max_name_bytes: usize,
+    /// Headers allowed at offset 0 without their newlines.
+    start_headers: Vec<String>,
+    /// Delimiters of content: headers or terminators.
+    finder: Finder,
+    /// chatml: `<|im_start|>` outside messages.
+    outside: Finder,
+    state: State,
+    active: Active,
+    /// Absolute offset a header probe has scanned to.
+    probe: usize,
+    turns: usize,
+    /// Turn and system headers seen (chatml: the first may be the system).
+    headers: usize,
+    /// completions: blocks ended by an end token.
+    blocks_ended: usize,
+    last_speaker: Option<String>,
+    bound: usize,
+}
+
+fn hit(text: &str, start: usize) -> Span {
+    Span::new(start, start + text.len())
+}
+
+impl PromptMachine {
+    /// A machine for these options (their `mode` is not looked at).
+    pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
+        options.check_parse()?;
+        let names = &options.participants;
+        let longest_name = names.iter().map(String::len).max().unwrap_or(0);
+        let (start_headers, delimiters, bound): (Vec<String>, Vec<String>, usize) = match options.format {
+            Format::HumanAssistant => (
+                vec!["Human:".into(), "Assistant:".into()],
+                vec!["\n\nHuman:".into(), "\n\nAssistant:".into()],
+                12,
+            ),
+            Format::Participants => (
+                names.iter().map(|n| format!("{n}:")).collect(),
+                names.iter().map(|n| format!("\n{n}:")).collect(),
+                longest_name + 2,
+            ),
+            Format::Completions => (
+                Vec::new(),
+                vec![options.eot.clone()],
+                (options.max_name_bytes + 2).max(options.eot.len()),
+            ),
+            Format::Chatml => (
+                Vec::new(),
+                vec![IM_END.into(), IM_START.into()],
+                options.max_name_bytes + 13,
+            ),
+        };
+        let state = match options.format {
+            Format::HumanAssistant | Format::Participants => State::Start,
+            Format::Completions => State::BlockStart { start: 0 },
+            Format::Chatml => State::Outside { after_end: false },
+        };
+        Ok(PromptMachine {
+            format: options.format,
+            known: names.clone(),
+            max_name_bytes: options.max_name_bytes,
+            start_headers,
+            finder: Finder::new(Patterns::new(&delimiters), 0, &[]),
+            outside: Finder::new(Patterns::new(&[IM_START]), 0, &[]),
+            state,
+            active: Active::Nothing,
+            probe: 0,
+            turns: 0,
+            headers: 0,
+            blocks_ended: 0,
+            last_speaker: None,
+            bound,
+        })
+    }
+
+    /// The most bytes held back (TR-80), without the partial UTF-8 character.
+    pub fn hold_back_bound(&self) -> usize {
+        self.bound
+    }
+
+    fn diagnostic(&self, code: Code, offset: usize, speaker: Option<String>, at: usize, out: &mut Vec<Event>) {
+        out.push(Event::Diagnostic { code, offset, speaker, span: Span::empty(at) });
+    }
+
+    fn is_known(&self, speaker: &str) -> bool {
+        match self.format {
+            Format::Chatml if self.known.is_empty() => {
+                matches!(speaker, "system" | "user" | "assistant" | "tool")
+            }
+            Format::Chatml => speaker == "system" || self.known.iter().any(|k| k == speaker),
+            _ => self.known.is_empty() || self.known.iter().any(|k| k == speaker),
+        }
+    }
+
+    fn start_turn(&mut self, speaker: String, span: Span, out: &mut Vec<Event>) {
+        self.turns += 1;
+        self.headers += 1;
+        self.last_speaker = Some(speaker.clone());
+        self.active = Active::Turn { speaker: speaker.clone(), offset: span.start };
+        out.push(Event::TurnStart { speaker, span });
+    }
+
+    /// Ends the active turn or system message (not the system text of formats
+    /// without a system header, which has no end event).
+    fn end_active(&mut self, open: bool, span: Span, out: &mut Vec<Event>) {
+        match std::mem::replace(&mut self.active, Active::Nothing) {
+            Active::Nothing => {}
+            Active::System(_) => out.push(Event::TurnEnd { open: false, span }),
+            Active::Turn { .. } => out.push(Event::TurnEnd { open, span }),
+        }
+    }
+
+    /// Acts on the complete header `unit` at `start`. Returns false when the header
+    /// is not one after all (completions: the first block's unknown name), so its
+    /// bytes are content.
+    fn take_header(&mut self, unit: &str, start: usize, out: &mut Vec<Event>) -> bool {
+        let span = hit(unit, start);
+        match self.format {
+            Format::HumanAssistant => {
+                let speaker = speaker_of(Rule::ha_header, Rule::ha_speaker, unit)
+                    .unwrap_or_else(|| fallback_name(unit));
+                let repeated = self.last_speaker.as_deref() == Some(speaker.as_str());
+                let first = self.turns == 0;
+                self.start_turn(speaker.clone(), span, out);
+                if first && speaker == "Assistant" {
+                    self.diagnostic(Code::AssistantFirst, start, None, span.end, out);
+                }
+                if repeated {
+                    self.diagnostic(Code::RepeatedSpeaker, start, None, span.end, out);
+                }
+            }
+            Format::Participants => {
+                let speaker = speaker_of(Rule::participant_header, Rule::speaker, unit)
+                    .unwrap_or_else(|| fallback_name(unit));
+                self.start_turn(speaker, span, out);
+            }
+            Format::Completions => {
+                let speaker = speaker_of(Rule::block_header, Rule::speaker, unit)
+                    .unwrap_or_else(|| fallback_name(unit));
+                let known = self.is_known(&speaker);
+                if self.blocks_ended == 0 && !known {
+                    return false;
+                }
+                self.start_turn(speaker.clone(), span, out);
+                if !known {
+                    self.diagnostic(Code::UnknownSpeaker, start, Some(speaker), span.end, out);
+                }
+            }
+            Format::Chatml => {
+                let role = speaker_of(Rule::chatml_header, Rule::role, unit)
+                    .unwrap_or_else(|| unit[IM_START.len()..].trim_end_matches('\n').to_string());
+                let malformed = !unit.ends_with('\n');
+                if self.headers == 0 && role == "system" {
+                    self.headers += 1;
+                    self.active = Active::System(start);
+                    out.push(Event::SystemStart { span });
+                } else {
+                    let known = self.is_known(&role);
+                    self.start_turn(role.clone(), span, out);
+                    if malformed {
+                        self.diagnostic(Code::MalformedHeader, start, None, span.end, out);
+                    }
+                    if !known {
+                        self.diagnostic(Code::UnknownSpeaker, start, Some(role), span.end, out);
+                    }
+                    return true;
+                }
+                if malformed {
+                    self.diagnostic(Code::MalformedHeader, start, None, span.end, out);
+                }
+            }
+        }
+        true
+    }
+
+    /// A delimiter found in a body: `[start, end)`, pattern `pattern`. Returns the
+    /// new relative scan position.
+    fn take_delimiter(&mut self, start: usize, end: usize, pattern: usize, base: usize, out: &mut Vec<Event>) -> usize {
+        match self.format {
+            Format::HumanAssistant | Format::Participants => {
+                self.end_active(false, Span::empty(start), out);
+                self.state = State::HeaderSpace { start, end };
+                start - base
+            }
+            Format::Completions => {
+                // The first block's end token also ends the system text.
+                let span = Span::new(start, end);
+                if matches!(self.active, Active::Nothing) {
+                    out.push(Event::TurnEnd { open: false, span });
+                }
+                self.end_active(false, span, out);
+                self.blocks_ended += 1;
+                self.state = State::AfterEnd;
+                end - base
+            }
+            Format::Chatml if pattern == 0 => {
+                self.end_active(false, Span::new(start, end), out);
+                self.state = State::Outside { after_end: true };
+                self.outside.reset(end);
+                end - base
+            }
+            Format::Chatml => {
+                let offset = match self.active {
+                    Active::System(offset) | Active::Turn { offset, .. } => offset,
+                    Active::Nothing => start,
+                };
+                self.end_active(false, Span::empty(start), out);
+                self.diagnostic(Code::UnterminatedMessage, offset, None, start, out);
+                self.state = State::Role { start };
+                self.probe = end;
+                start - base
+            }
+        }
+    }
+
+    /// The end-of-input rules (TR-23, TR-32, TR-44, TR-55), at absolute `end`.
+    fn finish_rules(&mut self, end: usize, out: &mut Vec<Event>) {
+        let span = Span::empty(end);
+        match (&self.active, self.format) {
+            (Active::Turn { speaker, offset }, Format::HumanAssistant) if speaker != "Assistant" => {
+                let offset = *offset;
+                self.end_active(false, span, out);
+                self.diagnostic(Code::HumanLast, offset, None, end, out);
+            }
+            _ => self.end_active(true, span, out),
+        }
+        if self.turns == 0 {
+            self.diagnostic(Code::NoTurns, 0, None, end, out);
+        }
+    }
+}
+
+/// The text of rule `inner` in `unit` parsed as `rule`.
+fn speaker_of(rule: Rule, inner: Rule, unit: &str) -> Option<String> {
+    let pair = TranscriptGrammar::parse(rule, unit).ok()?.next()?;
+    pair.into_inner().find(|p| p.as_rule() == inner).map(|p| p.as_str().to_string())
+}
+
+/// The name of a `\n?Name: ?` header the probe delimited, should pest disagree.
+fn fallback_name(unit: &str) -> String {
+    let unit = unit.trim_start_matches('\n');
+    unit.strip_suffix(' ').unwrap_or(unit).trim_end_matches(':').to_string()
+}
+
+fn emit(out: &mut Vec<Event>, pending: &str, from: usize, to: usize, base: usize, kind: fn(String, Span) -> Event) {
+    if from < to {
+        out.push(kind(pending[from..to].to_string(), Span::new(base + from, base + to)));
+    }
+}
+
+fn content(text: String, span: Span) -> Event {
+    Event::Content { text, span }
+}
+fn separator(text: String, span: Span) -> Event {
+    Event::Separator { text, span }
+}
+fn stray(text: String, span: Span) -> Event {
+    Event::Stray { text, span }
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl Machine for PromptMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        let bytes = pending.as_bytes();
+        let len = pending.len();
+        let end = base + len;
+        // `at`: first undecided byte, relative to `pending`.
+        let mut at = 0;
+        loop {
+            match self.state.clone() {
+                State::Start => {
+                    let rest = &pending[at..];
+                    if let Some(h) = self.start_headers.iter().find(|h| rest.starts_with(h.as_str())) {
+                        let start = base + at;
+                        self.state = State::HeaderSpace { start, end: start + h.len() };
+                    } else if !eof && self.start_headers.iter().any(|h| h.len() > rest.len() && h.starts_with(rest)) {
+                        return at;
+                    } else {
+                        self.state = State::Body;
+                        self.finder.reset(base + at);
+                    }
+                }
+                State::Body => match self.finder.find(&pending[at..], base + at, eof, &mut Open) {
+                    Found::Match { start, end: stop, pattern } => {
+                        emit(out, pending, at, start - base, base, content);
+                        at = self.take_delimiter(start, stop, pattern, base, out);
+                    }
+                    Found::Pending { safe } => {
+                        emit(out, pending, at, safe - base, base, content);
+                        if !eof {
+                            return safe - base;
+                        }
+                        self.finish_rules(end, out);
+                        return len;
+                    }
+                },
+                State::HeaderSpace { start, end: header_end } => {
+                    let e = header_end - base;
+                    let unit_end = if e < len {
+                        e + usize::from(bytes[e] == b' ')
+                    } else if eof {
+                        e
+                    } else {
+                        return at;
+                    };
+                    let unit = &pending[start - base..unit_end];
+                    if self.take_header(unit, start, out) {
+                        at = unit_end;
+                        self.finder.reset(base + unit_end);
+                    } else {
+                        // Not a header: the block is system text from its start.
+                        at = start - base;
+                        self.finder.reset(start);
+                    }
+                    self.state = State::Body;
+                }
+                State::BlockStart { start } => {
+                    // A name is 1..=max_name_bytes bytes without newline or colon.
+                    let from = self.probe.max(start) - base;
+                    let window_end = (start + self.max_name_bytes + 1 - base).min(len);
+                    let found = memchr::memchr2(b':', b'\n', &bytes[from.min(window_end)..window_end])
+                        .map(|k| from + k);
+                    let header_end = match found {
+                        Some(k) if bytes[k] == b':' && base + k > start => Some(base + k + 1),
+                        Some(_) => None,
+                        None if window_end < start + self.max_name_bytes + 1 - base && !eof => {
+                            self.probe = end;
+                            return at;
+                        }
+                        None => None,
+                    };
+                    match header_end {
+                        Some(header_end) => self.state = State::HeaderSpace { start, end: header_end },
+                        None => {
+                            if self.blocks_ended > 0 {
+                                self.start_turn(String::new(), Span::empty(start), out);
+                                self.diagnostic(Code::MissingSpeaker, start, None, start, out);
+                            }
+                            self.state = State::Body;
+                            self.finder.reset(start);
+                        }
+                    }
+                }
+                State::AfterEnd => {
+                    let newlines = bytes[at..].iter().take_while(|&&b| b == b'\n').count();
+                    emit(out, pending, at, at + newlines, base, separator);
+                    at += newlines;
+                    if at < len {
+                        self.state = State::BlockStart { start: base + at };
+                        self.probe = base + at;
+                    } else if eof {
+                        self.finish_rules(end, out);
+                        return len;
+                    } else {
+                        return at;
+                    }
+                }
+                State::Outside { after_end } => {
+                    if after_end {
+                        if at < len {
+                            if bytes[at] == b'\n' {
+                                emit(out, pending, at, at + 1, base, separator);
+                                at += 1;
+                                self.outside.reset(base + at);
+                            }
+                        } else if !eof {
+                            return at;
+                        }
+                        self.state = State::Outside { after_end: false };
+                        continue;
+                    }
+                    match self.outside.find(&pending[at..], base + at, eof, &mut Open) {
+                        Found::Match { start, end: header_end, .. } => {
+                            emit(out, pending, at, start - base, base, stray);
+                            at = start - base;
+                            self.state = State::Role { start };
+                            self.probe = header_end;
+                        }
+                        Found::Pending { safe } => {
+                            emit(out, pending, at, safe - base, base, stray);
+                            if !eof {
+                                return safe - base;
+                            }
+                            self.finish_rules(end, out);
+                            return len;
+                        }
+                    }
+                }
+                State::Role { start } => {
+                    let role_start = start + IM_START.len();
+                    let limit = role_start + self.max_name_bytes + 1;
+                    let from = self.probe.max(role_start) - base;
+                    let window_end = (limit - base).min(len);
+                    let found = memchr::memchr2(b'\n', b'<', &bytes[from.min(window_end)..window_end])
+                        .map(|k| from + k);
+                    let unit_end = match found {
+                        Some(k) if bytes[k] == b'\n' => k + 1,
+                        Some(k) => k,
+                        None if window_end == limit - base => {
+                            floor_boundary(pending, role_start + self.max_name_bytes - base)
+                        }
+                        None if eof => len,
+                        None => {
+                            self.probe = end;
+                            return at;
+                        }
+                    };
+                    self.take_header(&pending[start - base..unit_end], start, out);
+                    at = unit_end;
+                    self.finder.reset(base + unit_end);
+                    self.state = State::Body;
+                }
+            }
+        }
+    }
+}
