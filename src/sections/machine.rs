@@ -146,7 +146,11 @@ impl SectionMachine {
                         span,
                     });
                     if self_closing {
-                        out.push(Event::SectionEnd { name, closed: true, span: Span::empty(span.end) });
+                        out.push(Event::SectionEnd {
+                            name,
+                            closed: true,
+                            span: Span::empty(span.end),
+                        });
                     } else {
                         self.open = Some(section);
                     }
@@ -159,7 +163,11 @@ impl SectionMachine {
                     return false;
                 }
                 let name = self.registry.names[section].clone();
-                out.push(Event::SectionEnd { name, closed: true, span });
+                out.push(Event::SectionEnd {
+                    name,
+                    closed: true,
+                    span,
+                });
                 self.open = None;
                 true
             }
@@ -179,13 +187,18 @@ fn parse_opener(tag: &str) -> Option<(String, IndexMap<String, String>, bool)> {
             Rule::self_close => self_closing = true,
             Rule::attribute => {
                 let mut parts = pair.into_inner();
-                let key = parts.next().map(|k| k.as_str().to_ascii_lowercase()).unwrap_or_default();
+                let key = parts
+                    .next()
+                    .map(|k| k.as_str().to_ascii_lowercase())
+                    .unwrap_or_default();
                 let value = match parts.next() {
                     None => String::new(),
                     Some(v) => match v.as_rule() {
-                        Rule::dq_value | Rule::sq_value => {
-                            v.into_inner().next().map(|i| i.as_str().to_string()).unwrap_or_default()
-                        }
+                        Rule::dq_value | Rule::sq_value => v
+                            .into_inner()
+                            .next()
+                            .map(|i| i.as_str().to_string())
+                            .unwrap_or_default(),
                         _ => v.as_str().to_string(),
                     },
                 };
@@ -239,7 +252,11 @@ impl Machine for SectionMachine {
                         if let Some(section) = self.open.take() {
                             let end = base + pending.len();
                             let name = self.registry.names[section].clone();
-                            out.push(Event::SectionEnd { name, closed: false, span: Span::empty(end) });
+                            out.push(Event::SectionEnd {
+                                name,
+                                closed: false,
+                                span: Span::empty(end),
+                            });
                         }
                     }
                     return pending.len();

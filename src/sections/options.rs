@@ -68,7 +68,10 @@ impl std::fmt::Display for OptionsProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OptionsProblem::BadName(n) => {
-                write!(f, "section name {n:?} must be one or more of A-Z a-z 0-9 _ -")
+                write!(
+                    f,
+                    "section name {n:?} must be one or more of A-Z a-z 0-9 _ -"
+                )
             }
             OptionsProblem::Duplicate(n) => write!(f, "section name {n:?} is registered twice"),
             OptionsProblem::TagBoundTooSmall(n) => {
@@ -92,7 +95,9 @@ pub(crate) struct Registry {
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl Registry {
@@ -129,6 +134,9 @@ impl Registry {
 
     /// The section `name` (any case) spells, if any.
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
-        self.spellings.iter().find(|(s, _)| s.eq_ignore_ascii_case(name)).map(|(_, i)| *i)
+        self.spellings
+            .iter()
+            .find(|(s, _)| s.eq_ignore_ascii_case(name))
+            .map(|(_, i)| *i)
     }
 }

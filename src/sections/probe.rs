@@ -21,7 +21,11 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 fn is_key_byte(b: u8) -> bool {
-    !is_ws(b) && !matches!(b, b'"' | b'\'' | b'`' | b'<' | b'>' | b'/' | b'=' | b'{' | b'}')
+    !is_ws(b)
+        && !matches!(
+            b,
+            b'"' | b'\'' | b'`' | b'<' | b'>' | b'/' | b'=' | b'{' | b'}'
+        )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +74,11 @@ pub struct OpenerProbe {
 impl OpenerProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
     pub fn new() -> Self {
-        OpenerProbe { state: OpenState::Lt, scanned: 1, name_end: 0 }
+        OpenerProbe {
+            state: OpenState::Lt,
+            scanned: 1,
+            name_end: 0,
+        }
     }
 
     /// Looks at the bytes of `unit` not seen yet.
@@ -119,18 +127,33 @@ impl OpenerProbe {
                     _ if is_ws(b) => Eq,
                     b'"' => Quoted(Quote::Double),
                     b'\'' => Quoted(Quote::Single),
-                    b'{' => Brace { depth: 1, quote: Quote::None },
-                    b'/' => Bare { slash: true, nonempty: false },
+                    b'{' => Brace {
+                        depth: 1,
+                        quote: Quote::None,
+                    },
+                    b'/' => Bare {
+                        slash: true,
+                        nonempty: false,
+                    },
                     b'>' | b'<' | b'`' => return Verdict::Rejected,
-                    _ => Bare { slash: false, nonempty: true },
+                    _ => Bare {
+                        slash: false,
+                        nonempty: true,
+                    },
                 },
                 Bare { slash, nonempty } => match b {
                     b'>' if slash && !nonempty => return Verdict::Rejected,
                     b'>' => return Verdict::Complete(i + 1),
                     b'"' | b'\'' | b'`' | b'<' => return Verdict::Rejected,
-                    b'/' => Bare { slash: true, nonempty: nonempty || slash },
+                    b'/' => Bare {
+                        slash: true,
+                        nonempty: nonempty || slash,
+                    },
                     _ if is_ws(b) => Gap,
-                    _ => Bare { slash: false, nonempty: true },
+                    _ => Bare {
+                        slash: false,
+                        nonempty: true,
+                    },
                 },
                 Quoted(Quote::Double) if b == b'"' => AfterValue,
                 Quoted(Quote::Single) if b == b'\'' => AfterValue,
@@ -151,15 +174,31 @@ impl OpenerProbe {
                 }
                 Brace { depth, quote } => match (quote, b) {
                     (Quote::None, b'{') if depth >= MAX_BRACE_DEPTH => return Verdict::Rejected,
-                    (Quote::None, b'{') => Brace { depth: depth + 1, quote },
+                    (Quote::None, b'{') => Brace {
+                        depth: depth + 1,
+                        quote,
+                    },
                     (Quote::None, b'}') if depth == 1 => AfterValue,
-                    (Quote::None, b'}') => Brace { depth: depth - 1, quote },
-                    (Quote::None, b'"') => Brace { depth, quote: Quote::Double },
-                    (Quote::None, b'\'') => Brace { depth, quote: Quote::Single },
-                    (Quote::None, b'`') => Brace { depth, quote: Quote::Back },
-                    (Quote::Double, b'"') | (Quote::Single, b'\'') | (Quote::Back, b'`') => {
-                        Brace { depth, quote: Quote::None }
-                    }
+                    (Quote::None, b'}') => Brace {
+                        depth: depth - 1,
+                        quote,
+                    },
+                    (Quote::None, b'"') => Brace {
+                        depth,
+                        quote: Quote::Double,
+                    },
+                    (Quote::None, b'\'') => Brace {
+                        depth,
+                        quote: Quote::Single,
+                    },
+                    (Quote::None, b'`') => Brace {
+                        depth,
+                        quote: Quote::Back,
+                    },
+                    (Quote::Double, b'"') | (Quote::Single, b'\'') | (Quote::Back, b'`') => Brace {
+                        depth,
+                        quote: Quote::None,
+                    },
                     _ => Brace { depth, quote },
                 },
                 Slash if b == b'>' => return Verdict::Complete(i + 1),
@@ -193,11 +232,21 @@ pub struct CloserProbe {
 impl CloserProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
     pub fn new() -> Self {
-        CloserProbe { state: CloseState::Lt, scanned: 1, name_start: 0 }
+        CloserProbe {
+            state: CloseState::Lt,
+            scanned: 1,
+            name_start: 0,
+        }
     }
 
     /// Looks at the bytes of `unit` not seen yet; `section` is the open section.
-    pub fn resume(&mut self, unit: &[u8], registry: &Registry, section: usize, max: usize) -> Verdict {
+    pub fn resume(
+        &mut self,
+        unit: &[u8],
+        registry: &Registry,
+        section: usize,
+        max: usize,
+    ) -> Verdict {
         use CloseState::*;
         while self.scanned < unit.len() {
             if self.scanned >= max {
