@@ -148,12 +148,15 @@ pub struct Dialect {
     /// One line saying what the dialect is.
     pub summary: &'static str,
     /// Starts a session with JSON options; `spans` asks the document to carry spans.
-    pub open: fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>,
+    pub open: OpenFn,
     /// Renders JSON into the dialect's text (`idiolect render`), if the dialect can:
     /// `what` selects among several renderings (for example `calls`), `input` is the
     /// JSON read from stdin. Returns the text to print, or a one-line error.
     pub render: Option<RenderFn>,
 }
+
+/// The signature of [`Dialect::open`].
+pub type OpenFn = fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>;
 
 /// The signature of [`Dialect::render`].
 pub type RenderFn =
