@@ -24,9 +24,36 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "model", "writes", "a", "plan", "then", "edits", "files", "and", "summarizes", "what",
-    "changed", "because", "tests", "should", "pass", "before", "merge", "streaming", "parser",
-    "output", "section", "review", "latency", "budget", "ship", "it", "carefully", "über", "naïve",
+    "the",
+    "model",
+    "writes",
+    "a",
+    "plan",
+    "then",
+    "edits",
+    "files",
+    "and",
+    "summarizes",
+    "what",
+    "changed",
+    "because",
+    "tests",
+    "should",
+    "pass",
+    "before",
+    "merge",
+    "streaming",
+    "parser",
+    "output",
+    "section",
+    "review",
+    "latency",
+    "budget",
+    "ship",
+    "it",
+    "carefully",
+    "über",
+    "naïve",
 ];
 
 /// A sentence of prose ending in ". ".
@@ -72,11 +99,17 @@ pub fn sections_mixed(size: usize, seed: u64) -> String {
             }
             6..=8 => {
                 let tag = rng.pick(&["write-file", "create-file", "dyad-write"]);
-                out.push_str(&format!("<{tag} path=\"src/f{}.ts\" mode={{\"a\": 1}}>\n", rng.below(1000)));
+                out.push_str(&format!(
+                    "<{tag} path=\"src/f{}.ts\" mode={{\"a\": 1}}>\n",
+                    rng.below(1000)
+                ));
                 for _ in 0..(5 + rng.below(20)) {
                     out.push_str(rng.pick(CODE));
                 }
-                out.push_str(&format!("</{}>\n", rng.pick(&["write-file", "create-file", "dyad-write"])));
+                out.push_str(&format!(
+                    "</{}>\n",
+                    rng.pick(&["write-file", "create-file", "dyad-write"])
+                ));
             }
             _ => out.push_str("<summary status=done/>\n"),
         }

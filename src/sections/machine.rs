@@ -141,7 +141,8 @@ impl SectionMachine {
                 let parsed = if probe.has_attributes() {
                     parse_opener(tag)
                 } else {
-                    let end = tag[1..].find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-');
+                    let end =
+                        tag[1..].find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-');
                     let spelling = &tag[1..1 + end.unwrap_or(tag.len() - 1)];
                     Some((spelling.to_string(), IndexMap::new(), tag.ends_with("/>")))
                 };
@@ -150,10 +151,26 @@ impl SectionMachine {
                 };
                 let name = self.registry.names[section].clone();
                 if self_closing {
-                    out.push(Event::SectionStart { name: name.clone(), tag: spelling, attrs, self_closing, span });
-                    out.push(Event::SectionEnd { name, closed: true, span: Span::empty(span.end) });
+                    out.push(Event::SectionStart {
+                        name: name.clone(),
+                        tag: spelling,
+                        attrs,
+                        self_closing,
+                        span,
+                    });
+                    out.push(Event::SectionEnd {
+                        name,
+                        closed: true,
+                        span: Span::empty(span.end),
+                    });
                 } else {
-                    out.push(Event::SectionStart { name, tag: spelling, attrs, self_closing, span });
+                    out.push(Event::SectionStart {
+                        name,
+                        tag: spelling,
+                        attrs,
+                        self_closing,
+                        span,
+                    });
                     self.open = Some(section);
                 }
                 true
@@ -162,7 +179,11 @@ impl SectionMachine {
                 // The closer probe is an exact recognizer of the `closer` rule (a test
                 // checks they agree), and a closer carries nothing to extract.
                 let name = self.registry.names[section].clone();
-                out.push(Event::SectionEnd { name, closed: true, span });
+                out.push(Event::SectionEnd {
+                    name,
+                    closed: true,
+                    span,
+                });
                 self.open = None;
                 true
             }

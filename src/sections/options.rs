@@ -105,7 +105,9 @@ pub(crate) struct NameMatch {
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl Registry {
@@ -134,7 +136,11 @@ impl Registry {
             by_section.push(own);
         }
         all.sort();
-        Ok(Registry { names, all, by_section })
+        Ok(Registry {
+            names,
+            all,
+            by_section,
+        })
     }
 
     fn list(&self, only: Option<usize>) -> &[(Vec<u8>, usize)] {
@@ -146,7 +152,11 @@ impl Registry {
 
     /// Starts matching a name against all spellings, or those of section `only`.
     pub fn start(&self, only: Option<usize>) -> NameMatch {
-        NameMatch { lo: 0, hi: self.list(only).len(), len: 0 }
+        NameMatch {
+            lo: 0,
+            hi: self.list(only).len(),
+            len: 0,
+        }
     }
 
     /// Extends the name by `byte`; false when no spelling starts with it any more.
@@ -167,7 +177,9 @@ impl Registry {
     /// The section the name read so far spells exactly, if any.
     pub fn matched(&self, m: &NameMatch, only: Option<usize>) -> Option<usize> {
         let list = self.list(only);
-        list.get(m.lo).filter(|(s, _)| m.lo < m.hi && s.len() == m.len).map(|(_, i)| *i)
+        list.get(m.lo)
+            .filter(|(s, _)| m.lo < m.hi && s.len() == m.len)
+            .map(|(_, i)| *i)
     }
 
     /// The section `name` (any case) spells, if any.
