@@ -12,6 +12,7 @@
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod conformance;
 pub mod reentry;
 pub mod sections;
 pub mod session;

@@ -11,10 +11,38 @@ use serde_json::Value;
 fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
     Some(match dialect {
         "sections" => &[
-            "<think>", "</think>", "<write-file path=\"a.ts\">", "</create-file>", "</ dyad-write >",
-            "<summary/>", "<", "</", ">", "/>", "\"", "'", "{", "}", "`", "=", " ", "\n", "\r\n",
-            "<div>", "<!--", "-->", "a < b", "x<y", "é", "🦀", "\u{feff}", "<think a={b{c}} d='e' f>",
-            "<THINK>", "</Think>", "<run-bash", "\0",
+            "<think>",
+            "</think>",
+            "<write-file path=\"a.ts\">",
+            "</create-file>",
+            "</ dyad-write >",
+            "<summary/>",
+            "<",
+            "</",
+            ">",
+            "/>",
+            "\"",
+            "'",
+            "{",
+            "}",
+            "`",
+            "=",
+            " ",
+            "\n",
+            "\r\n",
+            "<div>",
+            "<!--",
+            "-->",
+            "a < b",
+            "x<y",
+            "é",
+            "🦀",
+            "\u{feff}",
+            "<think a={b{c}} d='e' f>",
+            "<THINK>",
+            "</Think>",
+            "<run-bash",
+            "\0",
         ],
         _ => return None,
     })
@@ -34,8 +62,13 @@ fn run(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Result<Outcome, Stri
     let mut events = Vec::new();
     let mut check = |events: &mut Vec<Value>, covered: &mut usize| -> Result<(), String> {
         for e in events.drain(..) {
-            let span = e["span"].as_array().ok_or_else(|| format!("event without span: {e}"))?;
-            let (start, end) = (span[0].as_u64().unwrap_or(u64::MAX) as usize, span[1].as_u64().unwrap_or(0) as usize);
+            let span = e["span"]
+                .as_array()
+                .ok_or_else(|| format!("event without span: {e}"))?;
+            let (start, end) = (
+                span[0].as_u64().unwrap_or(u64::MAX) as usize,
+                span[1].as_u64().unwrap_or(0) as usize,
+            );
             if start != *covered || end < start {
                 return Err(format!("spans do not tile at {covered}: {e}"));
             }
@@ -55,7 +88,10 @@ fn run(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Result<Outcome, Stri
     if covered != total {
         return Err(format!("spans end at {covered}, input has {total} bytes"));
     }
-    Ok(Outcome { document: session.document(), reach })
+    Ok(Outcome {
+        document: session.document(),
+        reach,
+    })
 }
 
 fn split<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
@@ -79,14 +115,27 @@ fn check_dialect(dialect: &str, input: &[u8], cuts: &[usize]) -> Result<(), Test
     let bytes: Vec<&[u8]> = input.chunks(1).collect();
     let by_byte = run(dialect, &options, &bytes).map_err(TestCaseError::fail)?;
     let chunked = run(dialect, &options, &split(input, cuts)).map_err(TestCaseError::fail)?;
-    prop_assert_eq!(&by_byte.document, &whole.document, "1-byte chunks differ from the whole parse");
-    prop_assert_eq!(&chunked.document, &whole.document, "random chunks differ from the whole parse");
+    prop_assert_eq!(
+        &by_byte.document,
+        &whole.document,
+        "1-byte chunks differ from the whole parse"
+    );
+    prop_assert_eq!(
+        &chunked.document,
+        &whole.document,
+        "random chunks differ from the whole parse"
+    );
     let mut reach_at = vec![0; input.len() + 1];
     for (d, c) in by_byte.reach {
         reach_at[d] = c;
     }
     for (d, c) in chunked.reach {
-        prop_assert_eq!(c, reach_at[d], "after {} bytes emission depends on the chunking", d);
+        prop_assert_eq!(
+            c,
+            reach_at[d],
+            "after {} bytes emission depends on the chunking",
+            d
+        );
     }
     Ok(())
 }
@@ -103,7 +152,11 @@ fn input_for(vocab: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
 #[test]
 fn every_dialect_has_a_vocabulary() {
     for d in idiolect::dialects() {
-        assert!(vocabulary(d.name).is_some(), "no property-test vocabulary for dialect {}", d.name);
+        assert!(
+            vocabulary(d.name).is_some(),
+            "no property-test vocabulary for dialect {}",
+            d.name
+        );
     }
 }
 

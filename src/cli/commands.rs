@@ -53,6 +53,19 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             let (_, session) = open(&dialect, &options, true)?;
             stream(session, Source::from_arg(file), chunk_size as usize)
         }
+        Command::Conformance {
+            dialect,
+            port,
+            chunks,
+            skip,
+            root,
+        } => super::conformance::run(super::conformance::Plan {
+            root,
+            dialect,
+            port,
+            chunks,
+            skip,
+        }),
         Command::Render {
             dialect,
             what,
