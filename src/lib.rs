@@ -14,6 +14,7 @@
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod conformance;
 pub mod reentry;
 pub mod sections;
 pub mod session;
@@ -23,3 +24,7 @@ pub mod transcript;
 pub use reentry::{Machine, Stream, Verdict};
 pub use session::{dialect, dialects, Dialect, Session};
 pub use span::Span;
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
