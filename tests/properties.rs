@@ -44,6 +44,22 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "<run-bash",
             "\0",
         ],
+        // Default options: human-assistant prompts.
+        "transcript" => &[
+            "\n\nHuman:",
+            "\n\nAssistant:",
+            "Human:",
+            "Assistant:",
+            "\n\nHum",
+            "\n",
+            "\n\n",
+            ":",
+            " ",
+            "Human",
+            "é",
+            "🦀",
+            "\0",
+        ],
         _ => return None,
     })
 }
@@ -180,4 +196,5 @@ macro_rules! dialect_properties {
 
 dialect_properties! {
     sections_streams_like_the_whole_parse => "sections",
+    transcript_streams_like_the_whole_parse => "transcript",
 }

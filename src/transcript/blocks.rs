@@ -31,7 +31,11 @@ fn tags() -> Vec<String> {
 
 /// (block, is closer) of tag number `index` of [`tags`].
 fn tag(index: usize) -> (Block, bool) {
-    let block = if index % 4 < 2 { Block::Thinking } else { Block::FunctionCalls };
+    let block = if index % 4 < 2 {
+        Block::Thinking
+    } else {
+        Block::FunctionCalls
+    };
     (block, index % 2 == 1)
 }
 
@@ -47,7 +51,12 @@ pub(crate) struct Blocks {
 impl Blocks {
     /// Outside any block.
     pub fn new() -> Self {
-        Blocks { patterns: Patterns::new(&tags()), cursor: Cursor::default(), open: None, done: Vec::new() }
+        Blocks {
+            patterns: Patterns::new(&tags()),
+            cursor: Cursor::default(),
+            open: None,
+            done: Vec::new(),
+        }
     }
 }
 

@@ -35,7 +35,12 @@ impl Patterns {
             }
             longest = longest.max(p.len());
         }
-        Patterns { list, starts, start_bytes, longest }
+        Patterns {
+            list,
+            starts,
+            start_bytes,
+            longest,
+        }
     }
 
     /// The longest pattern's length in bytes.
@@ -82,7 +87,10 @@ impl Cursor {
         if patterns.starts[b as usize] {
             for (index, pattern) in patterns.list.iter().enumerate() {
                 if pattern.first() == Some(&b) {
-                    let hit = Hit { start: at, pattern: index };
+                    let hit = Hit {
+                        start: at,
+                        pattern: index,
+                    };
                     if pattern.len() == 1 {
                         done.push(hit);
                     } else {
@@ -143,7 +151,11 @@ impl Gate for Open {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Found {
     /// The earliest match (TR-71): `[start, end)` in absolute offsets.
-    Match { start: usize, end: usize, pattern: usize },
+    Match {
+        start: usize,
+        end: usize,
+        pattern: usize,
+    },
     /// No match is decided; no match can begin before `safe` (absolute).
     Pending { safe: usize },
 }
@@ -177,7 +189,15 @@ impl Finder {
                 skip.push(b);
             }
         }
-        Finder { patterns, cursor: Cursor::default(), best: None, scanned: from, skip, skip_table, done: Vec::new() }
+        Finder {
+            patterns,
+            cursor: Cursor::default(),
+            best: None,
+            scanned: from,
+            skip,
+            skip_table,
+            done: Vec::new(),
+        }
     }
 
     /// The patterns searched for.
@@ -259,7 +279,11 @@ impl Finder {
         self.best = None;
         self.cursor.clear();
         let end = best.start + self.patterns.list[best.pattern].len();
-        Found::Match { start: best.start, end, pattern: best.pattern }
+        Found::Match {
+            start: best.start,
+            end,
+            pattern: best.pattern,
+        }
     }
 }
 
@@ -281,7 +305,9 @@ mod tests {
         let mut fed = 0;
         while fed < text.len() {
             fed = (fed + chunk).min(text.len());
-            if let Found::Match { start, pattern, .. } = finder.find(&text[..fed], 0, false, &mut Open) {
+            if let Found::Match { start, pattern, .. } =
+                finder.find(&text[..fed], 0, false, &mut Open)
+            {
                 return Some((start, pattern));
             }
         }
@@ -307,6 +333,9 @@ mod tests {
     #[test]
     fn safe_offset_stops_before_a_viable_prefix() {
         let mut finder = Finder::new(Patterns::new(&["\nUser:"]), 0, &[]);
-        assert_eq!(finder.find("hello\nUs", 0, false, &mut Open), Found::Pending { safe: 5 });
+        assert_eq!(
+            finder.find("hello\nUs", 0, false, &mut Open),
+            Found::Pending { safe: 5 }
+        );
     }
 }

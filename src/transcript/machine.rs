@@ -23,6 +23,9 @@ enum State {
     HeaderSpace { start: usize, end: usize },
     /// completions: at the start of a block, probing for `Name:`.
     BlockStart { start: usize },
+    /// participants without known names: at a line start (the newline at `start`,
+    /// or offset 0), probing for `Name:` from `name_from`.
+    LineStart { start: usize, name_from: usize },
     /// completions: newlines after an end token.
     AfterEnd,
     /// chatml: outside messages; `after_end` right after `<|im_end|>`.
@@ -74,32 +77,40 @@ fn hit(text: &str, start: usize) -> Span {
 impl PromptMachine {
     /// A machine for these options (their `mode` is not looked at).
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
-        options.check_parse()?;
+        options.check()?;
         let names = &options.participants;
         let longest_name = names.iter().map(String::len).max().unwrap_or(0);
-        let (start_headers, delimiters, bound): (Vec<String>, Vec<String>, usize) = match options.format {
-            Format::HumanAssistant => (
-                vec!["Human:".into(), "Assistant:".into()],
-                vec!["\n\nHuman:".into(), "\n\nAssistant:".into()],
-                12,
-            ),
-            Format::Participants => (
-                names.iter().map(|n| format!("{n}:")).collect(),
-                names.iter().map(|n| format!("\n{n}:")).collect(),
-                longest_name + 2,
-            ),
-            Format::Completions => (
-                Vec::new(),
-                vec![options.eot.clone()],
-                (options.max_name_bytes + 2).max(options.eot.len()),
-            ),
-            Format::Chatml => (
-                Vec::new(),
-                vec![IM_END.into(), IM_START.into()],
-                options.max_name_bytes + 13,
-            ),
-        };
+        let (start_headers, delimiters, bound): (Vec<String>, Vec<String>, usize) =
+            match options.format {
+                Format::HumanAssistant => (
+                    vec!["Human:".into(), "Assistant:".into()],
+                    vec!["\n\nHuman:".into(), "\n\nAssistant:".into()],
+                    12,
+                ),
+                Format::Participants if names.is_empty() => {
+                    (Vec::new(), vec!["\n".into()], options.max_name_bytes + 3)
+                }
+                Format::Participants => (
+                    names.iter().map(|n| format!("{n}:")).collect(),
+                    names.iter().map(|n| format!("\n{n}:")).collect(),
+                    longest_name + 2,
+                ),
+                Format::Completions => (
+                    Vec::new(),
+                    vec![options.eot.clone()],
+                    (options.max_name_bytes + 2).max(options.eot.len()),
+                ),
+                Format::Chatml => (
+                    Vec::new(),
+                    vec![IM_END.into(), IM_START.into()],
+                    options.max_name_bytes + 13,
+                ),
+            };
         let state = match options.format {
+            Format::Participants if names.is_empty() => State::LineStart {
+                start: 0,
+                name_from: 0,
+            },
             Format::HumanAssistant | Format::Participants => State::Start,
             Format::Completions => State::BlockStart { start: 0 },
             Format::Chatml => State::Outside { after_end: false },
@@ -127,8 +138,20 @@ impl PromptMachine {
         self.bound
     }
 
-    fn diagnostic(&self, code: Code, offset: usize, speaker: Option<String>, at: usize, out: &mut Vec<Event>) {
-        out.push(Event::Diagnostic { code, offset, speaker, span: Span::empty(at) });
+    fn diagnostic(
+        &self,
+        code: Code,
+        offset: usize,
+        speaker: Option<String>,
+        at: usize,
+        out: &mut Vec<Event>,
+    ) {
+        out.push(Event::Diagnostic {
+            code,
+            offset,
+            speaker,
+            span: Span::empty(at),
+        });
     }
 
     fn is_known(&self, speaker: &str) -> bool {
@@ -145,7 +168,10 @@ impl PromptMachine {
         self.turns += 1;
         self.headers += 1;
         self.last_speaker = Some(speaker.clone());
-        self.active = Active::Turn { speaker: speaker.clone(), offset: span.start };
+        self.active = Active::Turn {
+            speaker: speaker.clone(),
+            offset: span.start,
+        };
         out.push(Event::TurnStart { speaker, span });
     }
 
@@ -224,8 +250,23 @@ impl PromptMachine {
 
     /// A delimiter found in a body: `[start, end)`, pattern `pattern`. Returns the
     /// new relative scan position.
-    fn take_delimiter(&mut self, start: usize, end: usize, pattern: usize, base: usize, out: &mut Vec<Event>) -> usize {
+    fn take_delimiter(
+        &mut self,
+        start: usize,
+        end: usize,
+        pattern: usize,
+        base: usize,
+        out: &mut Vec<Event>,
+    ) -> usize {
         match self.format {
+            Format::Participants if self.known.is_empty() => {
+                self.state = State::LineStart {
+                    start,
+                    name_from: end,
+                };
+                self.probe = end;
+                start - base
+            }
             Format::HumanAssistant | Format::Participants => {
                 self.end_active(false, Span::empty(start), out);
                 self.state = State::HeaderSpace { start, end };
@@ -266,7 +307,9 @@ impl PromptMachine {
     fn finish_rules(&mut self, end: usize, out: &mut Vec<Event>) {
         let span = Span::empty(end);
         match (&self.active, self.format) {
-            (Active::Turn { speaker, offset }, Format::HumanAssistant) if speaker != "Assistant" => {
+            (Active::Turn { speaker, offset }, Format::HumanAssistant)
+                if speaker != "Assistant" =>
+            {
                 let offset = *offset;
                 self.end_active(false, span, out);
                 self.diagnostic(Code::HumanLast, offset, None, end, out);
@@ -279,21 +322,64 @@ impl PromptMachine {
     }
 }
 
+/// What a name probe decided.
+enum Probe {
+    NeedMore,
+    /// `Name:` ends (after its colon) at this absolute offset.
+    Header(usize),
+    NoHeader,
+}
+
+impl PromptMachine {
+    /// Probes for `Name:` at absolute `from`: a name is 1..=max_name_bytes bytes
+    /// without newline or colon (TR-30, TR-40). Resumes where it stopped.
+    fn probe_name(&mut self, bytes: &[u8], base: usize, from: usize, eof: bool) -> Probe {
+        let limit = from + self.max_name_bytes + 1;
+        let scan_from = self.probe.max(from) - base;
+        let window_end = (limit - base).min(bytes.len());
+        let window = &bytes[scan_from.min(window_end)..window_end];
+        match memchr::memchr2(b':', b'\n', window).map(|k| base + scan_from + k) {
+            Some(k) if bytes[k - base] == b':' && k > from => Probe::Header(k + 1),
+            Some(_) => Probe::NoHeader,
+            None if window_end < limit - base && !eof => {
+                self.probe = base + bytes.len();
+                Probe::NeedMore
+            }
+            None => Probe::NoHeader,
+        }
+    }
+}
+
 /// The text of rule `inner` in `unit` parsed as `rule`.
 fn speaker_of(rule: Rule, inner: Rule, unit: &str) -> Option<String> {
     let pair = TranscriptGrammar::parse(rule, unit).ok()?.next()?;
-    pair.into_inner().find(|p| p.as_rule() == inner).map(|p| p.as_str().to_string())
+    pair.into_inner()
+        .find(|p| p.as_rule() == inner)
+        .map(|p| p.as_str().to_string())
 }
 
 /// The name of a `\n?Name: ?` header the probe delimited, should pest disagree.
 fn fallback_name(unit: &str) -> String {
     let unit = unit.trim_start_matches('\n');
-    unit.strip_suffix(' ').unwrap_or(unit).trim_end_matches(':').to_string()
+    unit.strip_suffix(' ')
+        .unwrap_or(unit)
+        .trim_end_matches(':')
+        .to_string()
 }
 
-fn emit(out: &mut Vec<Event>, pending: &str, from: usize, to: usize, base: usize, kind: fn(String, Span) -> Event) {
+fn emit(
+    out: &mut Vec<Event>,
+    pending: &str,
+    from: usize,
+    to: usize,
+    base: usize,
+    kind: fn(String, Span) -> Event,
+) {
     if from < to {
-        out.push(kind(pending[from..to].to_string(), Span::new(base + from, base + to)));
+        out.push(kind(
+            pending[from..to].to_string(),
+            Span::new(base + from, base + to),
+        ));
     }
 }
 
@@ -328,10 +414,22 @@ impl Machine for PromptMachine {
             match self.state.clone() {
                 State::Start => {
                     let rest = &pending[at..];
-                    if let Some(h) = self.start_headers.iter().find(|h| rest.starts_with(h.as_str())) {
+                    if let Some(h) = self
+                        .start_headers
+                        .iter()
+                        .find(|h| rest.starts_with(h.as_str()))
+                    {
                         let start = base + at;
-                        self.state = State::HeaderSpace { start, end: start + h.len() };
-                    } else if !eof && self.start_headers.iter().any(|h| h.len() > rest.len() && h.starts_with(rest)) {
+                        self.state = State::HeaderSpace {
+                            start,
+                            end: start + h.len(),
+                        };
+                    } else if !eof
+                        && self
+                            .start_headers
+                            .iter()
+                            .any(|h| h.len() > rest.len() && h.starts_with(rest))
+                    {
                         return at;
                     } else {
                         self.state = State::Body;
@@ -339,7 +437,11 @@ impl Machine for PromptMachine {
                     }
                 }
                 State::Body => match self.finder.find(&pending[at..], base + at, eof, &mut Open) {
-                    Found::Match { start, end: stop, pattern } => {
+                    Found::Match {
+                        start,
+                        end: stop,
+                        pattern,
+                    } => {
                         emit(out, pending, at, start - base, base, content);
                         at = self.take_delimiter(start, stop, pattern, base, out);
                     }
@@ -352,7 +454,10 @@ impl Machine for PromptMachine {
                         return len;
                     }
                 },
-                State::HeaderSpace { start, end: header_end } => {
+                State::HeaderSpace {
+                    start,
+                    end: header_end,
+                } => {
                     let e = header_end - base;
                     let unit_end = if e < len {
                         e + usize::from(bytes[e] == b' ')
@@ -372,30 +477,29 @@ impl Machine for PromptMachine {
                     }
                     self.state = State::Body;
                 }
-                State::BlockStart { start } => {
-                    // A name is 1..=max_name_bytes bytes without newline or colon.
-                    let from = self.probe.max(start) - base;
-                    let window_end = (start + self.max_name_bytes + 1 - base).min(len);
-                    let found = memchr::memchr2(b':', b'\n', &bytes[from.min(window_end)..window_end])
-                        .map(|k| from + k);
-                    let header_end = match found {
-                        Some(k) if bytes[k] == b':' && base + k > start => Some(base + k + 1),
-                        Some(_) => None,
-                        None if window_end < start + self.max_name_bytes + 1 - base && !eof => {
-                            self.probe = end;
-                            return at;
+                State::BlockStart { start } => match self.probe_name(bytes, base, start, eof) {
+                    Probe::NeedMore => return at,
+                    Probe::Header(end) => self.state = State::HeaderSpace { start, end },
+                    Probe::NoHeader => {
+                        if self.blocks_ended > 0 {
+                            self.start_turn(String::new(), Span::empty(start), out);
+                            self.diagnostic(Code::MissingSpeaker, start, None, start, out);
                         }
-                        None => None,
-                    };
-                    match header_end {
-                        Some(header_end) => self.state = State::HeaderSpace { start, end: header_end },
-                        None => {
-                            if self.blocks_ended > 0 {
-                                self.start_turn(String::new(), Span::empty(start), out);
-                                self.diagnostic(Code::MissingSpeaker, start, None, start, out);
-                            }
+                        self.state = State::Body;
+                        self.finder.reset(start);
+                    }
+                },
+                State::LineStart { start, name_from } => {
+                    match self.probe_name(bytes, base, name_from, eof) {
+                        Probe::NeedMore => return at,
+                        Probe::Header(end) => {
+                            self.end_active(false, Span::empty(start), out);
+                            self.state = State::HeaderSpace { start, end };
+                        }
+                        Probe::NoHeader => {
+                            // The newline and the line are content.
                             self.state = State::Body;
-                            self.finder.reset(start);
+                            self.finder.reset(name_from);
                         }
                     }
                 }
@@ -428,7 +532,11 @@ impl Machine for PromptMachine {
                         continue;
                     }
                     match self.outside.find(&pending[at..], base + at, eof, &mut Open) {
-                        Found::Match { start, end: header_end, .. } => {
+                        Found::Match {
+                            start,
+                            end: header_end,
+                            ..
+                        } => {
                             emit(out, pending, at, start - base, base, stray);
                             at = start - base;
                             self.state = State::Role { start };
@@ -449,8 +557,9 @@ impl Machine for PromptMachine {
                     let limit = role_start + self.max_name_bytes + 1;
                     let from = self.probe.max(role_start) - base;
                     let window_end = (limit - base).min(len);
-                    let found = memchr::memchr2(b'\n', b'<', &bytes[from.min(window_end)..window_end])
-                        .map(|k| from + k);
+                    let found =
+                        memchr::memchr2(b'\n', b'<', &bytes[from.min(window_end)..window_end])
+                            .map(|k| from + k);
                     let unit_end = match found {
                         Some(k) if bytes[k] == b'\n' => k + 1,
                         Some(k) => k,

@@ -121,12 +121,18 @@ fn run<M: crate::Machine, F: Fold<M::Event>>(machine: M, mut folder: F, input: &
 /// The options that differ from the defaults, as JSON: in render mode these
 /// override the input's own options (TR-60).
 fn explicit_options(options: &Options) -> Value {
-    let (Ok(Value::Object(given)), Ok(Value::Object(default))) =
-        (serde_json::to_value(options), serde_json::to_value(Options::default()))
-    else {
+    let (Ok(Value::Object(given)), Ok(Value::Object(default))) = (
+        serde_json::to_value(options),
+        serde_json::to_value(Options::default()),
+    ) else {
         return Value::Null;
     };
-    Value::Object(given.into_iter().filter(|(k, v)| default.get(k) != Some(v)).collect())
+    Value::Object(
+        given
+            .into_iter()
+            .filter(|(k, v)| default.get(k) != Some(v))
+            .collect(),
+    )
 }
 
 /// Handles a whole input in the mode the options say (the streaming machinery,
@@ -134,7 +140,11 @@ fn explicit_options(options: &Options) -> Value {
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
     Ok(match options.mode {
         Mode::Parse => {
-            let folder = run(PromptMachine::new(options)?, PromptFolder::new(false), input);
+            let folder = run(
+                PromptMachine::new(options)?,
+                PromptFolder::new(false),
+                input,
+            );
             Document::Prompt(folder.into_document())
         }
         Mode::Scan => {
@@ -143,7 +153,11 @@ pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem>
             Document::Scan(run(machine, ScanFolder::default(), input).into_document())
         }
         Mode::Render => {
-            let folder = run(RenderMachine::new(explicit_options(options)), RenderFolder::default(), input);
+            let folder = run(
+                RenderMachine::new(explicit_options(options)),
+                RenderFolder::default(),
+                input,
+            );
             Document::Render(folder.document().clone())
         }
     })
@@ -156,18 +170,34 @@ fn open(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> 
         Mode::Parse => {
             let machine = PromptMachine::new(&parsed).map_err(problem)?;
             let bound = machine.hold_back_bound() + UTF8_CARRY;
-            Box::new(TypedSession::new(machine, PromptFolder::new(spans), Some(bound)))
+            Box::new(TypedSession::new(
+                machine,
+                PromptFolder::new(spans),
+                Some(bound),
+            ))
         }
         Mode::Scan => {
             parsed.check().map_err(problem)?;
             let machine = ScanMachine::new(scan_stops(&parsed), parsed.structure_aware);
             let bound = machine.hold_back_bound() + UTF8_CARRY;
-            Box::new(TypedSession::new(machine, ScanFolder::default(), Some(bound)))
+            Box::new(TypedSession::new(
+                machine,
+                ScanFolder::default(),
+                Some(bound),
+            ))
         }
         Mode::Render => {
             parsed.check().map_err(problem)?;
-            let given = if options.is_object() { options.clone() } else { Value::Null };
-            Box::new(TypedSession::new(RenderMachine::new(given), RenderFolder::default(), None))
+            let given = if options.is_object() {
+                options.clone()
+            } else {
+                Value::Null
+            };
+            Box::new(TypedSession::new(
+                RenderMachine::new(given),
+                RenderFolder::default(),
+                None,
+            ))
         }
     })
 }
@@ -180,7 +210,9 @@ fn render_entry(what: Option<&str>, input: &Value, options: &Value) -> Result<St
         None => Ok(pretty(&rendered)),
         Some("prompt") => Ok(rendered.prompt),
         Some("stop_sequences") => Ok(pretty(&rendered.stop_sequences)),
-        Some(other) => Err(format!("transcript renders the prompt, not {other:?} (try prompt or stop_sequences)")),
+        Some(other) => Err(format!(
+            "transcript renders the prompt, not {other:?} (try prompt or stop_sequences)"
+        )),
     }
 }
 
@@ -192,7 +224,7 @@ fn pretty<T: Serialize>(value: &T) -> String {
 /// The transcript dialect for the dynamic layer.
 pub const DIALECT: session::Dialect = session::Dialect {
     name: "transcript",
-    summary: "conversations as prompts (human-assistant, participants, completions, chatml): parse, render, and cut continuations at the first stop",
+    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop",
     open,
     render: Some(render_entry),
 };

@@ -96,8 +96,6 @@ pub enum OptionsProblem {
     EmptyStop,
     /// `max_name_bytes` is 0.
     NameBoundTooSmall,
-    /// Parsing the participants format needs the known names (TR-3).
-    NoParticipants,
 }
 
 impl std::fmt::Display for OptionsProblem {
@@ -109,9 +107,6 @@ impl std::fmt::Display for OptionsProblem {
             OptionsProblem::EmptyEot => write!(f, "eot must not be empty"),
             OptionsProblem::EmptyStop => write!(f, "a stop sequence must not be empty"),
             OptionsProblem::NameBoundTooSmall => write!(f, "max_name_bytes must be at least 1"),
-            OptionsProblem::NoParticipants => {
-                write!(f, "parsing the participants format needs the participants option")
-            }
         }
     }
 }
@@ -133,7 +128,7 @@ impl Options {
         }
     }
 
-    /// Checks the rules every mode shares (TR-2).
+    /// Checks the options (TR-2).
     pub fn check(&self) -> Result<(), OptionsProblem> {
         for name in self.participants.iter().chain(&self.assistant) {
             if !valid_name(name) {
@@ -148,15 +143,6 @@ impl Options {
         }
         if self.max_name_bytes == 0 {
             return Err(OptionsProblem::NameBoundTooSmall);
-        }
-        Ok(())
-    }
-
-    /// Checks the options for parsing a prompt (TR-2, TR-3).
-    pub fn check_parse(&self) -> Result<(), OptionsProblem> {
-        self.check()?;
-        if self.format == Format::Participants && self.participants.is_empty() {
-            return Err(OptionsProblem::NoParticipants);
         }
         Ok(())
     }

@@ -148,7 +148,10 @@ pub struct PromptFolder {
 impl PromptFolder {
     /// A folder; with `spans`, messages carry their input spans.
     pub fn new(spans: bool) -> Self {
-        PromptFolder { spans, ..Default::default() }
+        PromptFolder {
+            spans,
+            ..Default::default()
+        }
     }
 
     /// The finished document.
@@ -199,8 +202,11 @@ impl Fold<Event> for PromptFolder {
             }
             Event::Separator { .. } => {}
             Event::Stray { text, span } => match doc.diagnostics.last_mut() {
-                Some(d) if d.code == Code::StrayText
-                    && d.text.as_ref().is_some_and(|t| d.offset + t.len() == span.start) =>
+                Some(d)
+                    if d.code == Code::StrayText
+                        && d.text
+                            .as_ref()
+                            .is_some_and(|t| d.offset + t.len() == span.start) =>
                 {
                     if let Some(t) = &mut d.text {
                         t.push_str(text);
@@ -213,7 +219,12 @@ impl Fold<Event> for PromptFolder {
                     text: Some(text.clone()),
                 }),
             },
-            Event::Diagnostic { code, offset, speaker, .. } => doc.diagnostics.push(Diagnostic {
+            Event::Diagnostic {
+                code,
+                offset,
+                speaker,
+                ..
+            } => doc.diagnostics.push(Diagnostic {
                 code: *code,
                 offset: *offset,
                 speaker: speaker.clone(),

@@ -82,7 +82,10 @@ pub struct RenderError {
 
 impl RenderError {
     fn new(code: RenderCode, location: impl Into<String>) -> Self {
-        RenderError { code, location: location.into() }
+        RenderError {
+            code,
+            location: location.into(),
+        }
     }
 }
 
@@ -117,8 +120,10 @@ pub fn stop_sequences(options: &Options, speakers: &[&str], assistant: &str) -> 
             stops
         }
         Format::Completions => {
-            let mut stops: Vec<String> =
-                others.iter().flat_map(|n| [format!("\n\n{n}:"), format!("\n{n}:")]).collect();
+            let mut stops: Vec<String> = others
+                .iter()
+                .flat_map(|n| [format!("\n\n{n}:"), format!("\n{n}:")])
+                .collect();
             stops.push(options.eot.clone());
             stops
         }
@@ -136,7 +141,9 @@ fn merged_options(conversation: &Conversation, session: &Value) -> Result<Option
     }
     let options: Options = serde_json::from_value(Value::Object(merged))
         .map_err(|_| RenderError::new(RenderCode::InvalidOptions, "options"))?;
-    options.check().map_err(|_| RenderError::new(RenderCode::InvalidOptions, "options"))?;
+    options
+        .check()
+        .map_err(|_| RenderError::new(RenderCode::InvalidOptions, "options"))?;
     Ok(options)
 }
 
@@ -145,17 +152,14 @@ fn merged_options(conversation: &Conversation, session: &Value) -> Result<Option
 pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
     let conversation: Conversation = serde_json::from_value(input.clone())
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
-    let mut options = merged_options(&conversation, options)?;
-    if let Some(assistant) = &conversation.assistant {
-        options.assistant = Some(assistant.clone());
-    }
+    let options = merged_options(&conversation, options)?;
     render(&conversation, &options)
 }
 
 /// Renders the conversation given as JSON text.
 pub fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
-    let value: Value =
-        serde_json::from_str(input).map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
+    let value: Value = serde_json::from_str(input)
+        .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     render_value(&value, options)
 }
 
@@ -192,8 +196,13 @@ impl Checker<'_> {
     /// Whether a system text at the start of the prompt would read as a header.
     fn reads_as_header(&self, system: &str) -> bool {
         match self.options.format {
-            Format::HumanAssistant => system.starts_with("Human:") || system.starts_with("Assistant:"),
-            Format::Participants => self.known.iter().any(|n| system.starts_with(&format!("{n}:"))),
+            Format::HumanAssistant => {
+                system.starts_with("Human:") || system.starts_with("Assistant:")
+            }
+            Format::Participants => self
+                .known
+                .iter()
+                .any(|n| system.starts_with(&format!("{n}:"))),
             Format::Completions => {
                 let line = system.split('\n').next().unwrap_or("");
                 match line.find(':') {
@@ -210,9 +219,13 @@ impl Checker<'_> {
     }
 }
 
-/// Renders `conversation` with `options` (their `assistant` is the open turn's speaker).
+/// Renders `conversation` with `options`. The open turn's speaker is the
+/// conversation's `assistant`, else the option's.
 pub fn render(conversation: &Conversation, options: &Options) -> Result<Rendered, RenderError> {
-    let assistant = options.assistant_name();
+    let assistant = conversation
+        .assistant
+        .as_deref()
+        .unwrap_or(options.assistant_name());
     let messages = &conversation.messages;
     let system = conversation.system.as_deref();
     let prefill = conversation.prefill.as_str();
@@ -225,14 +238,21 @@ pub fn render(conversation: &Conversation, options: &Options) -> Result<Rendered
         Format::Completions => vec![options.eot.clone()],
         Format::Chatml => vec!["<|im_start|>".into(), "<|im_end|>".into()],
     };
-    let checker = Checker { options, headers: Patterns::new(&headers), known };
+    let checker = Checker {
+        options,
+        headers: Patterns::new(&headers),
+        known,
+    };
 
     if !checker.speaker_ok(assistant) {
         return Err(RenderError::new(RenderCode::BadSpeaker, "assistant"));
     }
     for (i, m) in messages.iter().enumerate() {
         if !checker.speaker_ok(&m.speaker) {
-            return Err(RenderError::new(RenderCode::BadSpeaker, format!("messages[{i}].speaker")));
+            return Err(RenderError::new(
+                RenderCode::BadSpeaker,
+                format!("messages[{i}].speaker"),
+            ));
         }
     }
 
@@ -267,7 +287,10 @@ pub fn render(conversation: &Conversation, options: &Options) -> Result<Rendered
             _ => next_after(i + 1),
         };
         if checker.cuts(&m.content, &next) {
-            return Err(RenderError::new(RenderCode::ContainsHeader, format!("messages[{i}].content")));
+            return Err(RenderError::new(
+                RenderCode::ContainsHeader,
+                format!("messages[{i}].content"),
+            ));
         }
     }
     if checker.cuts(prefill, "") {
@@ -280,12 +303,18 @@ pub fn render(conversation: &Conversation, options: &Options) -> Result<Rendered
         && system.is_none()
         && messages.first().is_some_and(|m| m.speaker == "system")
     {
-        return Err(RenderError::new(RenderCode::ReadsAsSystem, "messages[0].speaker"));
+        return Err(RenderError::new(
+            RenderCode::ReadsAsSystem,
+            "messages[0].speaker",
+        ));
     }
 
     let prompt = write_prompt(conversation, options, assistant);
     let speakers: Vec<&str> = messages.iter().map(|m| m.speaker.as_str()).collect();
-    Ok(Rendered { prompt, stop_sequences: stop_sequences(options, &speakers, assistant) })
+    Ok(Rendered {
+        prompt,
+        stop_sequences: stop_sequences(options, &speakers, assistant),
+    })
 }
 
 /// Writes the prompt of a checked conversation (TR-63).
@@ -297,7 +326,11 @@ fn write_prompt(conversation: &Conversation, options: &Options, assistant: &str)
         Format::HumanAssistant => {
             let mut prompt = system.to_string();
             for m in messages {
-                let role = if m.speaker == assistant { "Assistant" } else { "Human" };
+                let role = if m.speaker == assistant {
+                    "Assistant"
+                } else {
+                    "Human"
+                };
                 prompt.push_str(&format!("\n\n{role}: {}", m.content));
             }
             prompt.push_str("\n\nAssistant:");
@@ -311,7 +344,11 @@ fn write_prompt(conversation: &Conversation, options: &Options, assistant: &str)
             if !system.is_empty() {
                 lines.push(system.to_string());
             }
-            lines.extend(messages.iter().map(|m| format!("{}: {}", m.speaker, m.content)));
+            lines.extend(
+                messages
+                    .iter()
+                    .map(|m| format!("{}: {}", m.speaker, m.content)),
+            );
             let mut open = format!("{assistant}:");
             if options.thinking || !prefill.is_empty() {
                 open.push(' ');
@@ -329,7 +366,11 @@ fn write_prompt(conversation: &Conversation, options: &Options, assistant: &str)
             if !system.is_empty() {
                 blocks.push(format!("{system}{eot}"));
             }
-            blocks.extend(messages.iter().map(|m| format!("{}: {}{eot}", m.speaker, m.content)));
+            blocks.extend(
+                messages
+                    .iter()
+                    .map(|m| format!("{}: {}{eot}", m.speaker, m.content)),
+            );
             let mut open = format!("{assistant}:");
             if !prefill.is_empty() {
                 open.push_str(&format!(" {prefill}"));
@@ -343,7 +384,10 @@ fn write_prompt(conversation: &Conversation, options: &Options, assistant: &str)
                 prompt.push_str(&format!("<|im_start|>system\n{system}<|im_end|>\n"));
             }
             for m in messages {
-                prompt.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.speaker, m.content));
+                prompt.push_str(&format!(
+                    "<|im_start|>{}\n{}<|im_end|>\n",
+                    m.speaker, m.content
+                ));
             }
             prompt.push_str(&format!("<|im_start|>{assistant}\n{prefill}"));
             prompt
@@ -405,13 +449,26 @@ impl RenderMachine {
 impl Machine for RenderMachine {
     type Event = RenderEvent;
 
-    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<RenderEvent>) -> usize {
+    fn advance(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<RenderEvent>,
+    ) -> usize {
         if !eof {
             return 0;
         }
         let span = Span::new(base, base + pending.len());
         out.push(match render_text(pending, &self.options) {
-            Ok(Rendered { prompt, stop_sequences }) => RenderEvent::Rendered { prompt, stop_sequences, span },
+            Ok(Rendered {
+                prompt,
+                stop_sequences,
+            }) => RenderEvent::Rendered {
+                prompt,
+                stop_sequences,
+                span,
+            },
             Err(error) => RenderEvent::RenderError { error, span },
         });
         pending.len()
@@ -426,7 +483,9 @@ pub struct RenderFolder {
 
 impl Default for RenderFolder {
     fn default() -> Self {
-        RenderFolder { document: RenderDocument::Empty {} }
+        RenderFolder {
+            document: RenderDocument::Empty {},
+        }
     }
 }
 
@@ -435,11 +494,17 @@ impl Fold<RenderEvent> for RenderFolder {
 
     fn push(&mut self, event: &RenderEvent) {
         self.document = match event {
-            RenderEvent::Rendered { prompt, stop_sequences, .. } => RenderDocument::Rendered(Rendered {
+            RenderEvent::Rendered {
+                prompt,
+                stop_sequences,
+                ..
+            } => RenderDocument::Rendered(Rendered {
                 prompt: prompt.clone(),
                 stop_sequences: stop_sequences.clone(),
             }),
-            RenderEvent::RenderError { error, .. } => RenderDocument::Refused { error: error.clone() },
+            RenderEvent::RenderError { error, .. } => RenderDocument::Refused {
+                error: error.clone(),
+            },
         };
     }
 

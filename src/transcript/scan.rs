@@ -82,9 +82,17 @@ impl Fold<ScanEvent> for ScanFolder {
     fn push(&mut self, event: &ScanEvent) {
         match event {
             ScanEvent::Text { text, .. } => self.document.text.push_str(text),
-            ScanEvent::Stop { sequence, index, offset, .. } => {
-                self.document.stop =
-                    Some(StopMatch { sequence: sequence.clone(), index: *index, offset: *offset })
+            ScanEvent::Stop {
+                sequence,
+                index,
+                offset,
+                ..
+            } => {
+                self.document.stop = Some(StopMatch {
+                    sequence: sequence.clone(),
+                    index: *index,
+                    offset: *offset,
+                })
             }
             ScanEvent::Rest { text, .. } => self.document.rest.push_str(text),
         }
@@ -110,7 +118,12 @@ impl ScanMachine {
     pub fn new(stops: Vec<String>, structure_aware: bool) -> Self {
         let blocks = structure_aware.then(Blocks::new);
         let finder = Finder::new(Patterns::new(&stops), 0, blocks.start_bytes());
-        ScanMachine { stops, finder, blocks, stopped: false }
+        ScanMachine {
+            stops,
+            finder,
+            blocks,
+            stopped: false,
+        }
     }
 
     /// The stop sequences, in list order.
@@ -130,19 +143,33 @@ fn push_text(out: &mut Vec<ScanEvent>, text: &str, start: usize, rest: bool) {
     }
     let span = Span::new(start, start + text.len());
     let text = text.to_string();
-    out.push(if rest { ScanEvent::Rest { text, span } } else { ScanEvent::Text { text, span } });
+    out.push(if rest {
+        ScanEvent::Rest { text, span }
+    } else {
+        ScanEvent::Text { text, span }
+    });
 }
 
 impl Machine for ScanMachine {
     type Event = ScanEvent;
 
-    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<ScanEvent>) -> usize {
+    fn advance(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<ScanEvent>,
+    ) -> usize {
         if self.stopped {
             push_text(out, pending, base, true);
             return pending.len();
         }
         match self.finder.find(pending, base, eof, &mut self.blocks) {
-            Found::Match { start, end, pattern } => {
+            Found::Match {
+                start,
+                end,
+                pattern,
+            } => {
                 push_text(out, &pending[..start - base], base, false);
                 out.push(ScanEvent::Stop {
                     sequence: self.stops[pattern].clone(),

@@ -1,0 +1,245 @@
+//! Property tests of the transcript dialect: parse(render(x)) gives back the
+//! conversation (TR-65), and the stop scanner, over random texts and chunkings,
+//! emits exactly the text before the earliest stop (TR-71, TR-73): never a byte of
+//! the stop, never a lost byte before it, and never more held back than its bound.
+
+use idiolect::transcript::{
+    self, Conversation, Document, Format, Options, ScanEvent, ScanMachine, Scanner, Turn,
+};
+use idiolect::Session as _;
+use proptest::prelude::*;
+
+const SPEAKERS: [&str; 4] = ["Alice", "Bob", "Dr. Zoë", "Claude"];
+
+/// Text pieces chosen to look like the headers and terminators of every format.
+fn text() -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        "a",
+        " ",
+        "\n",
+        "\n\n",
+        ":",
+        "Human:",
+        "Assistant",
+        "Alice",
+        "Bob:",
+        "Claude",
+        "<|eot|>",
+        "<|eot",
+        "<|im_end|>",
+        "<|im_start|>",
+        "<",
+        "|",
+        "é",
+        "🦀",
+        "<thinking>",
+        "Note: ",
+    ]);
+    prop::collection::vec(piece, 0..8).prop_map(|parts| parts.concat())
+}
+
+fn conversation() -> impl Strategy<Value = Conversation> {
+    let turn =
+        (prop::sample::select(SPEAKERS.to_vec()), text()).prop_map(|(speaker, content)| Turn {
+            speaker: speaker.to_string(),
+            content,
+        });
+    (
+        prop::option::of(text()),
+        prop::collection::vec(turn, 0..6),
+        text(),
+    )
+        .prop_map(|(system, messages, prefill)| Conversation {
+            system,
+            messages,
+            assistant: Some("Claude".to_string()),
+            prefill,
+            options: None,
+        })
+}
+
+fn format() -> impl Strategy<Value = Format> {
+    prop::sample::select(vec![
+        Format::HumanAssistant,
+        Format::Participants,
+        Format::Completions,
+        Format::Chatml,
+    ])
+}
+
+/// In human-assistant the speakers are mapped (TR-63): the assistant to `Assistant`.
+fn expected_speaker(format: Format, speaker: &str) -> String {
+    match (format, speaker) {
+        (Format::HumanAssistant, "Claude") => "Assistant".to_string(),
+        (Format::HumanAssistant, _) => "Human".to_string(),
+        _ => speaker.to_string(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn parse_of_render_gives_back_the_conversation(
+        conversation in conversation(),
+        format in format(),
+        thinking in any::<bool>(),
+    ) {
+        let participants: Vec<String> = SPEAKERS.iter().map(|s| s.to_string()).collect();
+        let options = Options { format, participants, thinking, ..Options::default() };
+        let Ok(rendered) = transcript::render(&conversation, &options) else {
+            // Refusals are checked by the corpus and by the next property.
+            return Ok(());
+        };
+        let Document::Prompt(doc) = transcript::parse(&rendered.prompt, &options).unwrap() else {
+            unreachable!("parse mode gives a prompt document");
+        };
+        let messages: Vec<(String, String)> =
+            doc.messages.iter().map(|m| (m.speaker.clone(), m.content.clone())).collect();
+        let expected: Vec<(String, String)> = conversation
+            .messages
+            .iter()
+            .map(|m| (expected_speaker(format, &m.speaker), m.content.clone()))
+            .collect();
+        prop_assert_eq!(messages, expected, "prompt {:?}", rendered.prompt);
+        let open = doc.open.expect("an open turn");
+        let mut prefill = String::new();
+        if thinking && format == Format::Participants {
+            prefill.push_str("<thinking>");
+        }
+        prefill.push_str(&conversation.prefill);
+        prop_assert_eq!(open.speaker, expected_speaker(format, "Claude"));
+        prop_assert_eq!(open.content, prefill);
+        let system = conversation.system.filter(|s| format == Format::Chatml || !s.is_empty());
+        prop_assert_eq!(doc.system, system);
+    }
+
+    #[test]
+    fn plain_conversations_always_render(
+        messages in prop::collection::vec(
+            (prop::sample::select(SPEAKERS.to_vec()), "[a-z .,!?é]{0,12}"), 0..6),
+        format in format(),
+    ) {
+        let conversation = Conversation {
+            messages: messages
+                .into_iter()
+                .map(|(s, c)| Turn { speaker: s.to_string(), content: c })
+                .collect(),
+            assistant: Some("Claude".to_string()),
+            ..Conversation::default()
+        };
+        let options = Options { format, ..Options::default() };
+        prop_assert!(transcript::render(&conversation, &options).is_ok());
+    }
+}
+
+/// The earliest match by position, then shortest, then first listed (TR-71),
+/// found the slow and obvious way.
+fn oracle(text: &str, stops: &[String]) -> Option<(usize, usize)> {
+    (0..=text.len())
+        .filter(|&p| text.is_char_boundary(p))
+        .find_map(|p| {
+            stops
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| text[p..].starts_with(s.as_str()))
+                .min_by_key(|(i, s)| (s.len(), *i))
+                .map(|(i, _)| (p, i))
+        })
+}
+
+fn stop() -> impl Strategy<Value = String> {
+    "[ab\\nU:é]{1,4}"
+}
+
+fn cut(input: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+    let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+    points.push(input.len());
+    points.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    for p in points {
+        chunks.push(input[at..p].to_vec());
+        at = p;
+    }
+    chunks
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn scanner_emits_exactly_the_text_before_the_earliest_stop(
+        text in "[ab\\nU:é x]{0,40}",
+        stops in prop::collection::vec(stop(), 0..4),
+        cuts in prop::collection::vec(any::<usize>(), 0..10),
+    ) {
+        let expected = oracle(&text, &stops);
+        let end = expected.map_or(text.len(), |(p, _)| p);
+        let bound = stops.iter().map(String::len).max().unwrap_or(0);
+        let mut scanner = Scanner::new(ScanMachine::new(stops.clone(), false));
+        let (mut emitted, mut delivered) = (String::new(), 0);
+        let mut found = None;
+        let mut rest = String::new();
+        let chunks = cut(text.as_bytes(), &cuts);
+        for (i, chunk) in chunks.iter().enumerate() {
+            delivered += chunk.len();
+            let events: Vec<ScanEvent> = if i + 1 == chunks.len() {
+                let mut e: Vec<ScanEvent> = scanner.feed(chunk).collect();
+                e.extend(scanner.finish());
+                e
+            } else {
+                scanner.feed(chunk).collect()
+            };
+            for event in events {
+                match event {
+                    ScanEvent::Text { text: t, .. } => emitted.push_str(&t),
+                    ScanEvent::Stop { index, offset, .. } => found = Some((offset, index)),
+                    ScanEvent::Rest { text: t, .. } => rest.push_str(&t),
+                    _ => {}
+                }
+            }
+            // Never a byte at or past the stop; never more held back than the bound.
+            prop_assert!(text[..end].starts_with(&emitted), "emitted {:?} of {:?}", emitted, text);
+            if found.is_none() && i + 1 < chunks.len() {
+                prop_assert!(delivered - emitted.len() <= bound + 3, "held {} bytes", delivered - emitted.len());
+            }
+        }
+        prop_assert_eq!(&emitted, &text[..end], "lost text before the stop");
+        prop_assert_eq!(found, expected);
+        if let Some((p, i)) = expected {
+            prop_assert_eq!(rest.as_str(), &text[p + stops[i].len()..]);
+        }
+    }
+
+    #[test]
+    fn structure_aware_scan_never_stops_inside_an_open_block(
+        before in "[a\\n]{0,6}",
+        inside in "[a\\nU:]{0,12}",
+        closed in any::<bool>(),
+        after in "[a\\nU:]{0,12}",
+        chunk in 1usize..8,
+    ) {
+        let closer = if closed { "</thinking>" } else { "" };
+        let input = format!("{before}<thinking>{inside}{closer}{after}");
+        let options = serde_json::json!({"mode": "scan", "stop": ["\nU:"], "structure_aware": true});
+        let dialect = idiolect::dialect("transcript").unwrap();
+        let mut session = (dialect.open)(&options, false).unwrap();
+        let mut events = Vec::new();
+        for piece in input.as_bytes().chunks(chunk) {
+            session.feed(piece, &mut events);
+        }
+        session.finish(&mut events);
+        let doc = session.document();
+        let open_at = before.len();
+        let close_end = open_at + "<thinking>".len() + inside.len() + closer.len();
+        let plain = |s: &str| oracle(s, &["\nU:".to_string()]);
+        let expected = match plain(&before) {
+            Some((p, _)) => Some(p),
+            None if closed => plain(&input[close_end..]).map(|(p, _)| close_end + p),
+            None => None,
+        };
+        let offset = doc["stop"]["offset"].as_u64().map(|o| o as usize);
+        prop_assert_eq!(offset, expected, "input {:?}", input);
+    }
+}
