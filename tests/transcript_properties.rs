@@ -6,7 +6,6 @@
 use idiolect::transcript::{
     self, Conversation, Document, Format, Options, ScanEvent, ScanMachine, Scanner, Turn,
 };
-use idiolect::Session as _;
 use proptest::prelude::*;
 
 const SPEAKERS: [&str; 4] = ["Alice", "Bob", "Dr. Zoë", "Claude"];
@@ -241,5 +240,108 @@ proptest! {
         };
         let offset = doc["stop"]["offset"].as_u64().map(|o| o as usize);
         prop_assert_eq!(offset, expected, "input {:?}", input);
+    }
+}
+
+/// Markers of every format and of the structure-aware scanner, for random prompts.
+const VOCABULARY: &[&str] = &[
+    "\n\nHuman:",
+    "\n\nAssistant:",
+    "Human:",
+    "\nAlice:",
+    "Alice: ",
+    "Bob:",
+    "\nClaude:",
+    "<|eot|>",
+    "<|eo",
+    "<|im_start|>",
+    "<|im_end|>",
+    "user\n",
+    "assistant\n",
+    "system\n",
+    "<thinking>",
+    "</thinking>",
+    "<function_calls>",
+    "</function_calls>",
+    "\nUser:",
+    "\n",
+    "\n\n",
+    ":",
+    " ",
+    "a",
+    "é",
+    "🦀",
+    "\0",
+    "<",
+    "|",
+];
+
+fn options_under_test() -> Vec<serde_json::Value> {
+    use serde_json::json;
+    vec![
+        json!({"format": "human-assistant"}),
+        json!({"format": "participants", "participants": ["Alice", "Bob", "Claude"]}),
+        json!({"format": "participants", "max_name_bytes": 6}),
+        json!({"format": "completions"}),
+        json!({"format": "completions", "participants": ["Alice"], "eot": "<|eot|>"}),
+        json!({"format": "chatml", "max_name_bytes": 5}),
+        json!({"mode": "scan", "stop": ["\nUser:", "</function_calls>", "\n\n"]}),
+        json!({"mode": "scan", "stop": ["\nUser:"], "structure_aware": true}),
+        json!({"mode": "scan", "format": "completions", "participants": ["Alice", "Claude"], "assistant": "Claude"}),
+        json!({"mode": "render", "format": "participants"}),
+    ]
+}
+
+/// Runs one session over `chunks`; returns the document and the events' spans.
+fn stream(
+    options: &serde_json::Value,
+    chunks: &[&[u8]],
+) -> (serde_json::Value, Vec<(usize, usize)>) {
+    let dialect = idiolect::dialect("transcript").expect("registered");
+    let mut session = (dialect.open)(options, false).expect("valid options");
+    let mut events = Vec::new();
+    for chunk in chunks {
+        session.feed(chunk, &mut events);
+    }
+    session.finish(&mut events);
+    let spans = events
+        .iter()
+        .map(|e| {
+            (
+                e["span"][0].as_u64().unwrap() as usize,
+                e["span"][1].as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    (session.document(), spans)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn every_mode_streams_like_the_whole_input(
+        parts in prop::collection::vec(
+            prop_oneof![
+                4 => prop::sample::select(VOCABULARY).prop_map(|s| s.as_bytes().to_vec()),
+                1 => prop::collection::vec(any::<u8>(), 0..3),
+            ],
+            0..24,
+        ),
+        which in 0usize..10,
+        chunk in 1usize..9,
+    ) {
+        let input = parts.concat();
+        let options = &options_under_test()[which];
+        let (whole, _) = stream(options, &[&input]);
+        let chunks: Vec<&[u8]> = input.chunks(chunk).collect();
+        let (chunked, spans) = stream(options, &chunks);
+        prop_assert_eq!(&chunked, &whole, "options {}", options);
+        let mut covered = 0;
+        for (start, end) in spans {
+            prop_assert_eq!(start, covered, "spans do not tile");
+            covered = end;
+        }
+        prop_assert_eq!(covered, String::from_utf8_lossy(&input).len());
     }
 }

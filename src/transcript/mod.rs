@@ -46,7 +46,7 @@ pub use grammar::{Rule, TranscriptGrammar};
 pub use machine::PromptMachine;
 pub use options::{
     Format, Mode, Options, OptionsProblem, DEFAULT_EOT, DEFAULT_MAX_NAME_BYTES,
-    DEFAULT_MAX_STOP_PARTICIPANTS,
+    DEFAULT_MAX_STOP_PARTICIPANTS, MAX_NAME_BYTES_LIMIT,
 };
 pub use prompt::{Code, Diagnostic, Event, Message, PromptDocument, PromptFolder};
 pub use render::{

@@ -9,6 +9,8 @@ pub const DEFAULT_EOT: &str = "<|eot|>";
 pub const DEFAULT_MAX_STOP_PARTICIPANTS: usize = 10;
 /// Default for [`Options::max_name_bytes`].
 pub const DEFAULT_MAX_NAME_BYTES: usize = 128;
+/// The largest [`Options::max_name_bytes`] accepted: it bounds what is held back.
+pub const MAX_NAME_BYTES_LIMIT: usize = 64 * 1024;
 
 /// How a conversation is written as one prompt string.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,8 +96,8 @@ pub enum OptionsProblem {
     EmptyEot,
     /// A stop sequence is empty.
     EmptyStop,
-    /// `max_name_bytes` is 0.
-    NameBoundTooSmall,
+    /// `max_name_bytes` is 0 or above [`MAX_NAME_BYTES_LIMIT`].
+    NameBound(usize),
 }
 
 impl std::fmt::Display for OptionsProblem {
@@ -106,7 +108,12 @@ impl std::fmt::Display for OptionsProblem {
             }
             OptionsProblem::EmptyEot => write!(f, "eot must not be empty"),
             OptionsProblem::EmptyStop => write!(f, "a stop sequence must not be empty"),
-            OptionsProblem::NameBoundTooSmall => write!(f, "max_name_bytes must be at least 1"),
+            OptionsProblem::NameBound(n) => {
+                write!(
+                    f,
+                    "max_name_bytes is {n}; it must be from 1 to {MAX_NAME_BYTES_LIMIT}"
+                )
+            }
         }
     }
 }
@@ -141,8 +148,8 @@ impl Options {
         if self.stop.iter().flatten().any(String::is_empty) {
             return Err(OptionsProblem::EmptyStop);
         }
-        if self.max_name_bytes == 0 {
-            return Err(OptionsProblem::NameBoundTooSmall);
+        if !(1..=MAX_NAME_BYTES_LIMIT).contains(&self.max_name_bytes) {
+            return Err(OptionsProblem::NameBound(self.max_name_bytes));
         }
         Ok(())
     }
