@@ -209,10 +209,12 @@ pub fn schedule<'a>(input: &'a [u8], name: &str) -> Vec<(String, Vec<&'a [u8]>)>
 }
 
 /// What one streamed run produced.
-struct Run {
-    document: Value,
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The document folded from the events.
+    pub document: Value,
     /// After each feed: (raw bytes delivered so far, end of the last emitted span).
-    reach: Vec<(usize, usize)>,
+    pub reach: Vec<(usize, usize)>,
 }
 
 fn span_of(event: &Value) -> Option<(usize, usize)> {
@@ -260,7 +262,7 @@ fn stream(case: &Case, chunks: &[&[u8]], label: &str) -> Result<Run, String> {
     }
     session.finish(&mut events);
     check(&mut events, &mut covered)?;
-    let total = String::from_utf8_lossy(&case.input).len();
+    let total = String::from_utf8_lossy(&chunks.concat()).len();
     if covered != total {
         return Err(format!(
             "{label}: S8 after finish the spans end at {covered}, the input has {total} bytes"
