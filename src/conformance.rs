@@ -227,13 +227,20 @@ fn span_of(event: &Value) -> Option<(usize, usize)> {
 }
 
 fn stream(case: &Case, chunks: &[&[u8]], label: &str) -> Result<Run, String> {
-    let dialect = crate::dialect(&case.dialect).ok_or_else(|| {
-        format!(
-            "no dialect named {:?} (folder conformance/{})",
-            case.dialect, case.dialect
-        )
-    })?;
-    let mut session = (dialect.open)(&case.options, false).map_err(|e| e.to_string())?;
+    run_chunked(&case.dialect, &case.options, chunks, label)
+}
+
+/// Feeds `chunks` to a session of `dialect`, checking S8 (spans tile the input) on
+/// every event; returns the folded document and how far emission reached per chunk.
+pub fn run_chunked(
+    dialect: &str,
+    options: &Value,
+    chunks: &[&[u8]],
+    label: &str,
+) -> Result<Run, String> {
+    let found = crate::dialect(dialect)
+        .ok_or_else(|| format!("no dialect named {dialect:?} (folder conformance/{dialect})"))?;
+    let mut session = (found.open)(options, false).map_err(|e| e.to_string())?;
     let (mut covered, mut delivered) = (0usize, 0usize);
     let mut reach = Vec::with_capacity(chunks.len());
     let mut events = Vec::new();
