@@ -209,10 +209,12 @@ pub fn schedule<'a>(input: &'a [u8], name: &str) -> Vec<(String, Vec<&'a [u8]>)>
 }
 
 /// What one streamed run produced.
-struct Run {
-    document: Value,
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The document folded from the events.
+    pub document: Value,
     /// After each feed: (raw bytes delivered so far, end of the last emitted span).
-    reach: Vec<(usize, usize)>,
+    pub reach: Vec<(usize, usize)>,
 }
 
 fn span_of(event: &Value) -> Option<(usize, usize)> {
@@ -225,13 +227,20 @@ fn span_of(event: &Value) -> Option<(usize, usize)> {
 }
 
 fn stream(case: &Case, chunks: &[&[u8]], label: &str) -> Result<Run, String> {
-    let dialect = crate::dialect(&case.dialect).ok_or_else(|| {
-        format!(
-            "no dialect named {:?} (folder conformance/{})",
-            case.dialect, case.dialect
-        )
-    })?;
-    let mut session = (dialect.open)(&case.options, false).map_err(|e| e.to_string())?;
+    run_chunked(&case.dialect, &case.options, chunks, label)
+}
+
+/// Feeds `chunks` to a session of `dialect`, checking S8 (spans tile the input) on
+/// every event; returns the folded document and how far emission reached per chunk.
+pub fn run_chunked(
+    dialect: &str,
+    options: &Value,
+    chunks: &[&[u8]],
+    label: &str,
+) -> Result<Run, String> {
+    let found = crate::dialect(dialect)
+        .ok_or_else(|| format!("no dialect named {dialect:?} (folder conformance/{dialect})"))?;
+    let mut session = (found.open)(options, false).map_err(|e| e.to_string())?;
     let (mut covered, mut delivered) = (0usize, 0usize);
     let mut reach = Vec::with_capacity(chunks.len());
     let mut events = Vec::new();
@@ -260,7 +269,7 @@ fn stream(case: &Case, chunks: &[&[u8]], label: &str) -> Result<Run, String> {
     }
     session.finish(&mut events);
     check(&mut events, &mut covered)?;
-    let total = String::from_utf8_lossy(&case.input).len();
+    let total = String::from_utf8_lossy(&chunks.concat()).len();
     if covered != total {
         return Err(format!(
             "{label}: S8 after finish the spans end at {covered}, the input has {total} bytes"

@@ -4,6 +4,7 @@
 //! input (S8); and what was emitted after a prefix never depends on how that prefix
 //! was chunked, so nothing emitted is later contradicted (S3/S4).
 
+use idiolect::conformance::{run_chunked, Run};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -64,50 +65,8 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-struct Outcome {
-    document: Value,
-    /// After each chunk: (bytes delivered, end of the last span emitted).
-    reach: Vec<(usize, usize)>,
-}
-
-fn run(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Result<Outcome, String> {
-    let d = idiolect::dialect(dialect).ok_or("unknown dialect")?;
-    let mut session = (d.open)(options, false).map_err(|e| e.to_string())?;
-    let (mut covered, mut delivered) = (0usize, 0usize);
-    let mut reach = Vec::new();
-    let mut events = Vec::new();
-    let mut check = |events: &mut Vec<Value>, covered: &mut usize| -> Result<(), String> {
-        for e in events.drain(..) {
-            let span = e["span"]
-                .as_array()
-                .ok_or_else(|| format!("event without span: {e}"))?;
-            let (start, end) = (
-                span[0].as_u64().unwrap_or(u64::MAX) as usize,
-                span[1].as_u64().unwrap_or(0) as usize,
-            );
-            if start != *covered || end < start {
-                return Err(format!("spans do not tile at {covered}: {e}"));
-            }
-            *covered = end;
-        }
-        Ok(())
-    };
-    for chunk in chunks {
-        session.feed(chunk, &mut events);
-        delivered += chunk.len();
-        check(&mut events, &mut covered)?;
-        reach.push((delivered, covered));
-    }
-    session.finish(&mut events);
-    check(&mut events, &mut covered)?;
-    let total = String::from_utf8_lossy(&chunks.concat()).len();
-    if covered != total {
-        return Err(format!("spans end at {covered}, input has {total} bytes"));
-    }
-    Ok(Outcome {
-        document: session.document(),
-        reach,
-    })
+fn run(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Result<Run, String> {
+    run_chunked(dialect, options, chunks, "property")
 }
 
 fn split<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
