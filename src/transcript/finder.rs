@@ -117,17 +117,12 @@ impl Cursor {
     }
 }
 
-/// Decides which completed matches count, seeing every byte first (the stop
-/// scanner's block tracker). [`Open`] lets every match count.
+/// Decides which completed matches count: the structure-aware scanner's block
+/// tracker. [`Open`] lets every match count.
 pub(crate) trait Gate {
-    /// Bytes at which the gate may change state (others are skipped while it is idle).
-    fn start_bytes(&self) -> &[u8];
-    /// Steps over byte `b` at absolute offset `at`.
-    fn step(&mut self, b: u8, at: usize);
-    /// Whether a match that ends at the byte just stepped counts.
-    fn allows(&self) -> bool;
-    /// Whether the gate has no partial state (skipping bytes cannot change it).
-    fn is_idle(&self) -> bool;
+    /// Whether a match whose last byte is at absolute offset `at` counts. Asked
+    /// with `at` never decreasing.
+    fn allows_after(&mut self, at: usize) -> bool;
 }
 
 /// The gate that lets every match count.
@@ -135,14 +130,7 @@ pub(crate) trait Gate {
 pub(crate) struct Open;
 
 impl Gate for Open {
-    fn start_bytes(&self) -> &[u8] {
-        &[]
-    }
-    fn step(&mut self, _: u8, _: usize) {}
-    fn allows(&self) -> bool {
-        true
-    }
-    fn is_idle(&self) -> bool {
+    fn allows_after(&mut self, _: usize) -> bool {
         true
     }
 }
@@ -171,31 +159,17 @@ pub(crate) struct Finder {
     best: Option<Hit>,
     /// Absolute offset of the first byte not yet stepped.
     scanned: usize,
-    /// Bytes worth stopping at when nothing is alive.
-    skip: Vec<u8>,
-    skip_table: [bool; 256],
     done: Vec<Hit>,
 }
 
 impl Finder {
-    /// A finder for `patterns` that starts scanning at absolute offset `from`;
-    /// `gate_starts` are the bytes a gate must see.
-    pub fn new(patterns: Patterns, from: usize, gate_starts: &[u8]) -> Self {
-        let mut skip_table = [false; 256];
-        let mut skip = Vec::new();
-        for &b in patterns.start_bytes().iter().chain(gate_starts) {
-            if !skip_table[b as usize] {
-                skip_table[b as usize] = true;
-                skip.push(b);
-            }
-        }
+    /// A finder for `patterns` that starts scanning at absolute offset `from`.
+    pub fn new(patterns: Patterns, from: usize) -> Self {
         Finder {
             patterns,
             cursor: Cursor::default(),
             best: None,
             scanned: from,
-            skip,
-            skip_table,
             done: Vec::new(),
         }
     }
@@ -215,12 +189,12 @@ impl Finder {
     /// Offset (relative to `bytes`) of the next byte at or after `i` worth stepping.
     fn next_interesting(&self, bytes: &[u8], i: usize) -> Option<usize> {
         let hay = &bytes[i..];
-        let k = match *self.skip.as_slice() {
+        let k = match *self.patterns.start_bytes() {
             [] => None,
             [a] => memchr::memchr(a, hay),
             [a, b] => memchr::memchr2(a, b, hay),
             [a, b, c] => memchr::memchr3(a, b, c, hay),
-            _ => hay.iter().position(|&c| self.skip_table[c as usize]),
+            _ => hay.iter().position(|&c| self.patterns.starts[c as usize]),
         };
         k.map(|k| i + k)
     }
@@ -232,17 +206,16 @@ impl Finder {
         let end = base + bytes.len();
         let mut i = self.scanned.saturating_sub(base);
         while i < bytes.len() {
-            if self.cursor.is_idle() && self.best.is_none() && gate.is_idle() {
+            if self.cursor.is_idle() && self.best.is_none() {
                 match self.next_interesting(bytes, i) {
                     Some(next) => i = next,
                     None => break,
                 }
             }
             let (b, at) = (bytes[i], base + i);
-            gate.step(b, at);
             self.done.clear();
             self.cursor.step(&self.patterns, b, at, &mut self.done);
-            if gate.allows() {
+            if !self.done.is_empty() && gate.allows_after(at) {
                 for hit in &self.done {
                     // Only a strictly earlier start beats the best: at the same start
                     // the first to complete is the shortest, and listed first.
@@ -289,7 +262,7 @@ impl Finder {
 
 /// The earliest match of `patterns` in a whole `text`, if any (TR-71).
 pub(crate) fn first_match(patterns: &Patterns, text: &str) -> Option<(usize, usize)> {
-    let mut finder = Finder::new(patterns.clone(), 0, &[]);
+    let mut finder = Finder::new(patterns.clone(), 0);
     match finder.find(text, 0, true, &mut Open) {
         Found::Match { start, pattern, .. } => Some((start, pattern)),
         Found::Pending { .. } => None,
@@ -301,7 +274,7 @@ mod tests {
     use super::*;
 
     fn run(patterns: &[&str], text: &str, chunk: usize) -> Option<(usize, usize)> {
-        let mut finder = Finder::new(Patterns::new(patterns), 0, &[]);
+        let mut finder = Finder::new(Patterns::new(patterns), 0);
         let mut fed = 0;
         while fed < text.len() {
             fed = (fed + chunk).min(text.len());
@@ -332,7 +305,7 @@ mod tests {
 
     #[test]
     fn safe_offset_stops_before_a_viable_prefix() {
-        let mut finder = Finder::new(Patterns::new(&["\nUser:"]), 0, &[]);
+        let mut finder = Finder::new(Patterns::new(&["\nUser:"]), 0);
         assert_eq!(
             finder.find("hello\nUs", 0, false, &mut Open),
             Found::Pending { safe: 5 }

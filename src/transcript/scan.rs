@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::blocks::Blocks;
-use super::finder::{Finder, Found, Gate, Patterns};
+use super::finder::{Finder, Found, Patterns};
 use crate::reentry::Machine;
 use crate::session::Fold;
 use crate::span::Span;
@@ -117,7 +117,7 @@ impl ScanMachine {
     /// function_calls blocks do not count (TR-74).
     pub fn new(stops: Vec<String>, structure_aware: bool) -> Self {
         let blocks = structure_aware.then(Blocks::new);
-        let finder = Finder::new(Patterns::new(&stops), 0, blocks.start_bytes());
+        let finder = Finder::new(Patterns::new(&stops), 0);
         ScanMachine {
             stops,
             finder,
@@ -133,7 +133,7 @@ impl ScanMachine {
 
     /// The most bytes held back (TR-80), without the partial UTF-8 character.
     pub fn hold_back_bound(&self) -> usize {
-        self.finder.patterns().longest()
+        self.finder.patterns().longest() + self.blocks.as_ref().map_or(0, Blocks::lag_bound)
     }
 }
 
@@ -164,7 +164,19 @@ impl Machine for ScanMachine {
             push_text(out, pending, base, true);
             return pending.len();
         }
-        match self.finder.find(pending, base, eof, &mut self.blocks) {
+        // Stops are looked for only where the block state is known.
+        let known = match &mut self.blocks {
+            Some(blocks) => {
+                blocks.feed(pending, base, eof);
+                blocks.known_until().clamp(base, base + pending.len()) - base
+            }
+            None => pending.len(),
+        };
+        let all_known = known == pending.len();
+        match self
+            .finder
+            .find(&pending[..known], base, eof && all_known, &mut self.blocks)
+        {
             Found::Match {
                 start,
                 end,
