@@ -83,9 +83,24 @@ proptest! {
         conversation in conversation(),
         format in format(),
         thinking in any::<bool>(),
+        eot in prop::sample::select(vec!["<|eot|>", "</s>", "<e:>", "aa", "\n"]),
+        max_name_bytes in prop::sample::select(vec![128usize, 6]),
+        with_names in any::<bool>(),
     ) {
-        let participants: Vec<String> = SPEAKERS.iter().map(|s| s.to_string()).collect();
-        let options = Options { format, participants, thinking, ..Options::default() };
+        // Participants prompts need the names to be parsed back (TR-30, TR-65).
+        let participants: Vec<String> = if with_names || format == Format::Participants {
+            SPEAKERS.iter().map(|s| s.to_string()).collect()
+        } else {
+            Vec::new()
+        };
+        let options = Options {
+            format,
+            participants,
+            thinking,
+            eot: eot.to_string(),
+            max_name_bytes,
+            ..Options::default()
+        };
         let Ok(rendered) = transcript::render(&conversation, &options) else {
             // Refusals are checked by the corpus and by the next property.
             return Ok(());

@@ -204,7 +204,9 @@ impl Checker<'_> {
                 .iter()
                 .any(|n| system.starts_with(&format!("{n}:"))),
             Format::Completions => {
-                let line = system.split('\n').next().unwrap_or("");
+                // The block is read with its end token, which might hold a colon.
+                let block = format!("{system}{}", self.options.eot);
+                let line = block.split('\n').next().unwrap_or("");
                 match line.find(':') {
                     Some(colon) if colon > 0 && colon <= self.options.max_name_bytes => {
                         let name = &line[..colon];
