@@ -11,9 +11,13 @@ use idiolect::conformance::run_chunked;
 use serde_json::Value;
 
 pub fn check(dialect: &str, data: &[u8]) {
+    check_with(dialect, &Value::Null, data)
+}
+
+/// [`check`] with the dialect's options.
+pub fn check_with(dialect: &str, options: &Value, data: &[u8]) {
     let Some((&control, input)) = data.split_first() else { return };
-    let options = Value::Null;
-    let whole = run_chunked(dialect, &options, &[input], "whole").unwrap_or_else(|e| panic!("{e}"));
+    let whole = run_chunked(dialect, options, &[input], "whole").unwrap_or_else(|e| panic!("{e}"));
     let pattern = [1 + (control & 7) as usize, 1 + (control >> 3 & 3) as usize, 1 + (control >> 5) as usize * 9];
     let mut chunks = Vec::new();
     let mut at = 0;
@@ -25,10 +29,10 @@ pub fn check(dialect: &str, data: &[u8]) {
         chunks.push(&input[at..end]);
         at = end;
     }
-    let streamed = run_chunked(dialect, &options, &chunks, "chunked").unwrap_or_else(|e| panic!("{e}"));
+    let streamed = run_chunked(dialect, options, &chunks, "chunked").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(whole.document, streamed.document, "chunked stream folds to a different document");
     let bytes: Vec<&[u8]> = input.chunks(1).collect();
-    let by_byte = run_chunked(dialect, &options, &bytes, "bytes").unwrap_or_else(|e| panic!("{e}"));
+    let by_byte = run_chunked(dialect, options, &bytes, "bytes").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(whole.document, by_byte.document, "1-byte stream folds to a different document");
     let mut reach_at = vec![0; input.len() + 1];
     for (delivered, covered) in by_byte.reach {
