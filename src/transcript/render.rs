@@ -99,8 +99,8 @@ impl std::fmt::Display for RenderError {
 
 impl std::error::Error for RenderError {}
 
-/// The stop sequences for a conversation (TR-61): `messages` are its speakers,
-/// oldest first.
+/// The stop sequences for a conversation (TR-61): `speakers` are the speakers of
+/// its messages, oldest first; `assistant` speaks next and gets no stop.
 pub fn stop_sequences(options: &Options, speakers: &[&str], assistant: &str) -> Vec<String> {
     let mut others: Vec<&str> = Vec::new();
     let recent_first = speakers.iter().rev().copied();
