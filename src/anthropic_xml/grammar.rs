@@ -1,0 +1,85 @@
+//! The pest parser generated from grammar/anthropic-xml.pest and grammar/common.pest,
+//! and the typed view of one parsed tag.
+// Generated code: pest adds an undocumented `EOI` variant and `Rule::all_rules`.
+#![allow(missing_docs)]
+
+use indexmap::IndexMap;
+use pest::Parser as _;
+use pest_derive::Parser;
+
+use super::entities::decode;
+
+/// Parses one complete structural tag (rule `tag`).
+#[derive(Parser)]
+#[grammar = "grammar/anthropic-xml.pest"]
+#[grammar = "grammar/common.pest"]
+pub struct AnthropicXmlGrammar;
+
+/// A structural name (AX-2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Name {
+    Thinking,
+    FunctionCalls,
+    FunctionResults,
+    Invoke,
+    Parameter,
+    Result,
+    Error,
+}
+
+impl Name {
+    /// Every name with its spelling.
+    pub const ALL: [(Name, &'static str); 7] = [
+        (Name::Thinking, "thinking"),
+        (Name::FunctionCalls, "function_calls"),
+        (Name::FunctionResults, "function_results"),
+        (Name::Invoke, "invoke"),
+        (Name::Parameter, "parameter"),
+        (Name::Result, "result"),
+        (Name::Error, "error"),
+    ];
+
+    /// The name spelled `text`, if it is one.
+    pub fn from_spelling(text: &str) -> Option<Name> {
+        Name::ALL.iter().find(|(_, s)| *s == text).map(|(n, _)| *n)
+    }
+
+    /// The spelling of this name.
+    pub fn as_str(self) -> &'static str {
+        Name::ALL.iter().find(|(n, _)| *n == self).map(|(_, s)| *s).unwrap_or("")
+    }
+}
+
+/// One complete tag, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tag {
+    /// `</...>` rather than `<...>`.
+    pub closing: bool,
+    /// The structural name.
+    pub name: Name,
+    /// Attribute values, entity-decoded; the last duplicate wins.
+    pub attrs: IndexMap<String, String>,
+    /// `<... />`.
+    pub self_closing: bool,
+}
+
+/// Parses a complete tag with pest; `None` when it is not one.
+pub fn parse_tag(text: &str) -> Option<Tag> {
+    let pair = AnthropicXmlGrammar::parse(Rule::tag, text).ok()?.next()?;
+    let closing = pair.as_rule() == Rule::closer;
+    let mut tag = Tag { closing, name: Name::Thinking, attrs: IndexMap::new(), self_closing: false };
+    for part in pair.into_inner() {
+        match part.as_rule() {
+            Rule::name => tag.name = Name::from_spelling(part.as_str())?,
+            Rule::self_close => tag.self_closing = true,
+            Rule::xml_attribute => {
+                let mut inner = part.into_inner();
+                let key = inner.next()?.as_str().to_string();
+                let value = inner.next()?.into_inner().next().map(|v| v.as_str()).unwrap_or("");
+                tag.attrs.insert(key, decode(value).into_owned());
+            }
+            _ => {}
+        }
+    }
+    Some(tag)
+}

@@ -1,0 +1,361 @@
+//! Resumable boundary probes for structural tags.
+//!
+//! A probe is handed the candidate unit from its `<` each time more text has arrived
+//! and looks only at the bytes it has not seen yet. [`TagProbe`] recognizes exactly
+//! the `opener` / `closer` rules of grammar/anthropic-xml.pest, restricted to the tags
+//! that are structure in the current mode (AX-5), so it rejects a candidate on the
+//! byte that rules it out and text is emitted at once (S4). [`ValueEndProbe`] adds the
+//! lookahead that decides whether a parameter closer ends a value (AX-11).
+
+use super::grammar::Name;
+use super::PREFIX;
+use crate::reentry::Verdict;
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0C)
+}
+
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-')
+}
+
+/// How a structural tag of a mode may be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `</name ws*>`.
+    Closer,
+    /// `<name ws*>`: no attributes, not self-closing (the top-level block openers).
+    Bare,
+    /// `<name attrs ws* /?>`.
+    Element,
+}
+
+/// The structural tags of one mode.
+pub type Allowed = &'static [(Shape, Name)];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Just after `<`.
+    Lt,
+    /// Inside `P? name`, which starts at `name_start`.
+    Name,
+    /// After the name of a closer or a bare opener: whitespace, then `>`.
+    Tail,
+    /// After whitespace that follows the name or a value: a key, `/` or `>`.
+    Gap,
+    Key,
+    /// Whitespace after a key: only `=`.
+    KeyGap,
+    /// After `=`: whitespace, then a quote.
+    Eq,
+    Quoted(u8),
+    /// Right after a closing quote: whitespace, `/` or `>`.
+    AfterValue,
+    /// After the `/` of a self-closing opener: only `>`.
+    Slash,
+}
+
+/// Probes one candidate tag among the structural tags of a mode.
+#[derive(Clone, Debug)]
+pub struct TagProbe {
+    allowed: Allowed,
+    state: State,
+    closing: bool,
+    shape: Shape,
+    scanned: usize,
+    name_start: usize,
+}
+
+/// Whether `typed` (the bytes after `<` or `</`) is a prefix of `P? name` for some
+/// allowed tag of the right kind; with `whole`, whether it is exactly one, and which.
+fn match_name(allowed: Allowed, closing: bool, typed: &[u8], whole: bool) -> Option<Shape> {
+    let bare = typed.strip_prefix(PREFIX.as_bytes());
+    allowed.iter().find_map(|(shape, name)| {
+        if (*shape == Shape::Closer) != closing {
+            return None;
+        }
+        let spelling = name.as_str().as_bytes();
+        let fits = |t: &[u8]| if whole { t == spelling } else { spelling.starts_with(t) };
+        let viable = fits(typed)
+            || bare.is_some_and(fits)
+            || (!whole && PREFIX.as_bytes().starts_with(typed));
+        viable.then_some(*shape)
+    })
+}
+
+impl TagProbe {
+    /// A probe for a candidate whose `<` is the first byte of the unit.
+    pub fn new(allowed: Allowed) -> Self {
+        TagProbe {
+            allowed,
+            state: State::Lt,
+            closing: false,
+            shape: Shape::Closer,
+            scanned: 1,
+            name_start: 1,
+        }
+    }
+
+    /// Looks at the bytes of `unit` not seen yet; a candidate that reaches `max` bytes
+    /// without completing is rejected (AX-4).
+    pub fn resume(&mut self, unit: &[u8], max: usize) -> Verdict {
+        use State::*;
+        while self.scanned < unit.len() {
+            if self.scanned >= max {
+                return Verdict::Rejected;
+            }
+            let i = self.scanned;
+            let b = unit[i];
+            self.scanned += 1;
+            self.state = match self.state {
+                Lt if b == b'/' && !self.closing && i == 1 => {
+                    self.closing = true;
+                    self.name_start = 2;
+                    Lt
+                }
+                Lt | Name if b.is_ascii_alphabetic() || b == b'_' || b == b':' => {
+                    let typed = &unit[self.name_start..=i];
+                    if match_name(self.allowed, self.closing, typed, false).is_none() {
+                        return Verdict::Rejected;
+                    }
+                    Name
+                }
+                Lt => return Verdict::Rejected,
+                Name => {
+                    let typed = &unit[self.name_start..i];
+                    match match_name(self.allowed, self.closing, typed, true) {
+                        None => return Verdict::Rejected,
+                        Some(shape) => self.shape = shape,
+                    }
+                    match (self.shape, b) {
+                        (_, b'>') => return Verdict::Complete(i + 1),
+                        (Shape::Element, b'/') => Slash,
+                        (Shape::Element, _) if is_ws(b) => Gap,
+                        (_, _) if is_ws(b) => Tail,
+                        _ => return Verdict::Rejected,
+                    }
+                }
+                Tail if is_ws(b) => Tail,
+                Tail if b == b'>' => return Verdict::Complete(i + 1),
+                Tail => return Verdict::Rejected,
+                Gap | AfterValue if b == b'>' => return Verdict::Complete(i + 1),
+                Gap | AfterValue if b == b'/' => Slash,
+                Gap | AfterValue if is_ws(b) => Gap,
+                Gap if is_key_byte(b) => Key,
+                Gap | AfterValue => return Verdict::Rejected,
+                Key if is_key_byte(b) => Key,
+                Key | KeyGap if b == b'=' => Eq,
+                Key | KeyGap if is_ws(b) => KeyGap,
+                Key | KeyGap => return Verdict::Rejected,
+                Eq if is_ws(b) => Eq,
+                Eq if b == b'"' || b == b'\'' => Quoted(b),
+                Eq => return Verdict::Rejected,
+                Quoted(q) if b == q => AfterValue,
+                Quoted(_) if b == b'<' => return Verdict::Rejected,
+                Quoted(q) => {
+                    // Skip to the closing quote or a `<` in one step.
+                    let limit = unit.len().min(max);
+                    match memchr::memchr2(q, b'<', &unit[self.scanned..limit]) {
+                        Some(k) => self.scanned += k,
+                        None => self.scanned = limit,
+                    }
+                    Quoted(q)
+                }
+                Slash if b == b'>' => return Verdict::Complete(i + 1),
+                Slash => return Verdict::Rejected,
+            };
+        }
+        if self.scanned >= max {
+            return Verdict::Rejected;
+        }
+        Verdict::NeedMore
+    }
+}
+
+/// What may follow a parameter closer that ends a value (AX-11), after whitespace.
+/// The `bool` says whether a whitespace byte must follow the text.
+fn followers() -> [(String, bool); 6] {
+    [
+        ("<parameter".to_string(), true),
+        (format!("<{PREFIX}parameter"), true),
+        ("</invoke>".to_string(), false),
+        (format!("</{PREFIX}invoke>"), false),
+        ("</function_calls>".to_string(), false),
+        (format!("</{PREFIX}function_calls>"), false),
+    ]
+}
+
+/// The lookahead after a complete closer of `len` bytes (AX-11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Lookahead {
+    len: usize,
+    /// Where a candidate follower starts, once a `<` came after the whitespace.
+    follower: Option<usize>,
+}
+
+/// Probes a parameter closer inside a value and the lookahead after it (AX-11).
+///
+/// `Complete(n)` means the first `n` bytes are a closer that ends the value (the bytes
+/// after it are not consumed); `Rejected` means the `<` is value text.
+#[derive(Clone, Debug)]
+pub struct ValueEndProbe {
+    closer: TagProbe,
+    look: Option<Lookahead>,
+    scanned: usize,
+}
+
+/// The only structural tag inside a value.
+const VALUE_TAGS: Allowed = &[(Shape::Closer, Name::Parameter)];
+
+/// What a candidate follower `typed` (from its `<`) says: `Some(true)` it is one,
+/// `Some(false)` it may still become one, `None` it cannot.
+fn follower_verdict(typed: &[u8]) -> Option<bool> {
+    let last = typed[typed.len() - 1];
+    let mut viable = false;
+    for (text, needs_ws) in followers() {
+        let text = text.as_bytes();
+        if typed.len() <= text.len() && text.starts_with(typed) {
+            if typed.len() == text.len() && !needs_ws {
+                return Some(true);
+            }
+            viable = true;
+        } else if needs_ws && typed.len() == text.len() + 1 && typed.starts_with(text) && is_ws(last) {
+            return Some(true);
+        }
+    }
+    viable.then_some(false)
+}
+
+impl ValueEndProbe {
+    /// A probe for a candidate whose `<` is the first byte of the unit.
+    pub fn new() -> Self {
+        ValueEndProbe { closer: TagProbe::new(VALUE_TAGS), look: None, scanned: 0 }
+    }
+
+    /// Looks at the bytes of `unit` not seen yet. Undecided after `max` bytes, a
+    /// complete closer ends the value.
+    pub fn resume(&mut self, unit: &[u8], max: usize) -> Verdict {
+        let mut look = match self.look {
+            Some(look) => look,
+            None => match self.closer.resume(unit, max) {
+                Verdict::Complete(len) => {
+                    self.scanned = len;
+                    Lookahead { len, follower: None }
+                }
+                other => return other,
+            },
+        };
+        let verdict = loop {
+            if self.scanned >= max {
+                break Verdict::Complete(look.len);
+            }
+            let Some(&b) = unit.get(self.scanned) else {
+                break Verdict::NeedMore;
+            };
+            let i = self.scanned;
+            self.scanned += 1;
+            match look.follower {
+                None if is_ws(b) => {}
+                None if b == b'<' => look.follower = Some(i),
+                None => break Verdict::Rejected,
+                Some(from) => match follower_verdict(&unit[from..=i]) {
+                    Some(true) => break Verdict::Complete(look.len),
+                    Some(false) => {}
+                    None => break Verdict::Rejected,
+                },
+            }
+        };
+        self.look = Some(look);
+        verdict
+    }
+
+    /// End of input: a complete closer followed only by whitespace ends the value.
+    pub fn at_end(&self) -> Verdict {
+        match self.look {
+            Some(Lookahead { len, follower: None }) => Verdict::Complete(len),
+            _ => Verdict::Rejected,
+        }
+    }
+}
+
+impl Default for ValueEndProbe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOP: Allowed = &[(Shape::Bare, Name::Thinking), (Shape::Bare, Name::FunctionCalls)];
+    const CALLS: Allowed = &[(Shape::Element, Name::Invoke), (Shape::Closer, Name::FunctionCalls)];
+
+    fn probe(allowed: Allowed, text: &str) -> Verdict {
+        TagProbe::new(allowed).resume(text.as_bytes(), 1024)
+    }
+
+    fn probe_bytewise(allowed: Allowed, text: &str) -> Verdict {
+        let mut p = TagProbe::new(allowed);
+        let mut last = Verdict::NeedMore;
+        for end in 1..=text.len() {
+            last = p.resume(&text.as_bytes()[..end], 1024);
+            if last != Verdict::NeedMore {
+                return last;
+            }
+        }
+        last
+    }
+
+    #[test]
+    fn bare_and_prefixed_openers_complete() {
+        assert_eq!(probe(TOP, "<thinking>x"), Verdict::Complete(10));
+        let prefixed = format!("<{PREFIX}thinking >");
+        assert_eq!(probe(TOP, &prefixed), Verdict::Complete(prefixed.len()));
+    }
+
+    #[test]
+    fn lookalikes_are_rejected_on_the_deciding_byte() {
+        assert_eq!(probe(TOP, "<thinkingcap>"), Verdict::Rejected);
+        assert_eq!(probe(TOP, "<THINKING>"), Verdict::Rejected);
+        assert_eq!(probe(TOP, "<thinking a=\"1\">"), Verdict::Rejected);
+        assert_eq!(probe(TOP, "<thin"), Verdict::NeedMore);
+        assert_eq!(probe(TOP, "<an"), Verdict::NeedMore);
+        assert_eq!(probe(TOP, "</thinking>"), Verdict::Rejected);
+    }
+
+    #[test]
+    fn invoke_openers_with_attributes_complete_in_any_chunking() {
+        for text in ["<invoke name=\"Read\">", "<invoke name='a' />", "<invoke\n name = \"x\" id='2'>", "</function_calls \n>"] {
+            assert_eq!(probe(CALLS, text), Verdict::Complete(text.len()), "{text}");
+            assert_eq!(probe_bytewise(CALLS, text), Verdict::Complete(text.len()), "{text}");
+        }
+        assert_eq!(probe(CALLS, "<invoke name=\"a<\">"), Verdict::Rejected);
+        assert_eq!(probe(CALLS, "<invoke name=\"a\"b=\"\">"), Verdict::Rejected);
+    }
+
+    #[test]
+    fn overlong_candidates_are_rejected() {
+        let long = format!("<invoke name=\"{}\">", "x".repeat(100));
+        assert_eq!(TagProbe::new(CALLS).resume(long.as_bytes(), 64), Verdict::Rejected);
+    }
+
+    fn value_end(text: &str, eof: bool) -> Verdict {
+        let mut p = ValueEndProbe::new();
+        match p.resume(text.as_bytes(), 1024) {
+            Verdict::NeedMore if eof => p.at_end(),
+            v => v,
+        }
+    }
+
+    #[test]
+    fn parameter_closer_ends_a_value_only_before_structure() {
+        assert_eq!(value_end("</parameter>\n</invoke>", false), Verdict::Complete(12));
+        assert_eq!(value_end("</parameter><parameter name", false), Verdict::Complete(12));
+        assert_eq!(value_end("</parameter> \n", true), Verdict::Complete(12));
+        assert_eq!(value_end("</parameter> text", false), Verdict::Rejected);
+        assert_eq!(value_end("</parameter><parameters", false), Verdict::Rejected);
+        assert_eq!(value_end("</parameter></inv", true), Verdict::Rejected);
+        assert_eq!(value_end("</parameter></inv", false), Verdict::NeedMore);
+    }
+}
