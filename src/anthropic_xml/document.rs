@@ -124,7 +124,10 @@ pub struct DocumentFolder {
 impl DocumentFolder {
     /// A folder; with `spans`, blocks carry their input spans.
     pub fn new(spans: bool) -> Self {
-        DocumentFolder { spans, ..DocumentFolder::default() }
+        DocumentFolder {
+            spans,
+            ..DocumentFolder::default()
+        }
     }
 
     /// The finished document.
@@ -186,12 +189,17 @@ impl Fold<Event> for DocumentFolder {
                 let continues = self.document.blocks.len() == index + 1;
                 match self.document.blocks.last_mut() {
                     Some(Block::Text { text: t, .. }) if continues => t.push_str(text),
-                    _ => self.push_block(Block::Text { text: text.clone(), span: None }),
+                    _ => self.push_block(Block::Text {
+                        text: text.clone(),
+                        span: None,
+                    }),
                 }
             }
-            Event::ThinkingStart { .. } => {
-                self.push_block(Block::Thinking { text: String::new(), closed: false, span: None })
-            }
+            Event::ThinkingStart { .. } => self.push_block(Block::Thinking {
+                text: String::new(),
+                closed: false,
+                span: None,
+            }),
             Event::ThinkingDelta { text, .. } => {
                 if let Some(Block::Thinking { text: t, .. }) = self.document.blocks.last_mut() {
                     t.push_str(text);
@@ -234,7 +242,12 @@ impl Fold<Event> for DocumentFolder {
                 }
             }
             Event::ParameterEnd { .. } => {}
-            Event::InvokeEnd { params, input, closed, .. } => {
+            Event::InvokeEnd {
+                params,
+                input,
+                closed,
+                ..
+            } => {
                 self.flush_stray();
                 if let Some(call) = self.last_call() {
                     call.params = params.clone();
@@ -244,7 +257,10 @@ impl Fold<Event> for DocumentFolder {
             }
             Event::ToolCallsEnd { closed, .. } => {
                 self.flush_stray();
-                if let Some(Block::ToolCalls { calls, closed: c, .. }) = self.document.blocks.last_mut() {
+                if let Some(Block::ToolCalls {
+                    calls, closed: c, ..
+                }) = self.document.blocks.last_mut()
+                {
                     *c = *closed;
                     if !closed {
                         calls.iter_mut().for_each(|call| call.complete = false);
@@ -257,7 +273,11 @@ impl Fold<Event> for DocumentFolder {
                 stray: Vec::new(),
                 span: None,
             }),
-            Event::ResultStart { tool_use_id, is_error, .. } => {
+            Event::ResultStart {
+                tool_use_id,
+                is_error,
+                ..
+            } => {
                 self.flush_stray();
                 if let Some(Block::ToolResults { results, .. }) = self.document.blocks.last_mut() {
                     results.push(ToolResult {
@@ -277,7 +297,8 @@ impl Fold<Event> for DocumentFolder {
             Event::ResultEnd { .. } => {}
             Event::ToolResultsEnd { closed, .. } => {
                 self.flush_stray();
-                if let Some(Block::ToolResults { closed: c, .. }) = self.document.blocks.last_mut() {
+                if let Some(Block::ToolResults { closed: c, .. }) = self.document.blocks.last_mut()
+                {
                     *c = *closed;
                 }
             }

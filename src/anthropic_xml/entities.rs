@@ -5,8 +5,13 @@ use std::borrow::Cow;
 /// The longest entity, `&` to `;` inclusive (`&#x10FFFF;`, `&#1114111;`).
 pub const MAX_ENTITY_BYTES: usize = 10;
 
-const NAMED: [(&str, char); 5] =
-    [("lt", '<'), ("gt", '>'), ("amp", '&'), ("quot", '"'), ("apos", '\'')];
+const NAMED: [(&str, char); 5] = [
+    ("lt", '<'),
+    ("gt", '>'),
+    ("amp", '&'),
+    ("quot", '"'),
+    ("apos", '\''),
+];
 
 /// The character an entity body (between `&` and `;`) stands for, if it is one.
 fn entity_char(body: &str) -> Option<char> {
@@ -93,12 +98,25 @@ mod tests {
 
     #[test]
     fn named_and_numeric_entities_decode() {
-        assert_eq!(decode("a &lt;b&gt; &amp; &quot;&apos; &#65;&#x42;&#X43;"), "a <b> & \"' ABC");
+        assert_eq!(
+            decode("a &lt;b&gt; &amp; &quot;&apos; &#65;&#x42;&#X43;"),
+            "a <b> & \"' ABC"
+        );
     }
 
     #[test]
     fn non_entities_stay_verbatim() {
-        for s in ["&", "&nbsp;", "&#0;", "&#xD800;", "&#x110000;", "&#12345678;", "&lt", "& lt;", "&&amp;"] {
+        for s in [
+            "&",
+            "&nbsp;",
+            "&#0;",
+            "&#xD800;",
+            "&#x110000;",
+            "&#12345678;",
+            "&lt",
+            "& lt;",
+            "&&amp;",
+        ] {
             let want = if s == "&&amp;" { "&&" } else { s };
             assert_eq!(decode(s), want, "{s}");
         }

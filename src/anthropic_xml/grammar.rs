@@ -46,7 +46,11 @@ impl Name {
 
     /// The spelling of this name.
     pub fn as_str(self) -> &'static str {
-        Name::ALL.iter().find(|(n, _)| *n == self).map(|(_, s)| *s).unwrap_or("")
+        Name::ALL
+            .iter()
+            .find(|(n, _)| *n == self)
+            .map(|(_, s)| *s)
+            .unwrap_or("")
     }
 }
 
@@ -67,7 +71,12 @@ pub struct Tag {
 pub fn parse_tag(text: &str) -> Option<Tag> {
     let pair = AnthropicXmlGrammar::parse(Rule::tag, text).ok()?.next()?;
     let closing = pair.as_rule() == Rule::closer;
-    let mut tag = Tag { closing, name: Name::Thinking, attrs: IndexMap::new(), self_closing: false };
+    let mut tag = Tag {
+        closing,
+        name: Name::Thinking,
+        attrs: IndexMap::new(),
+        self_closing: false,
+    };
     for part in pair.into_inner() {
         match part.as_rule() {
             Rule::name => tag.name = Name::from_spelling(part.as_str())?,
@@ -75,7 +84,12 @@ pub fn parse_tag(text: &str) -> Option<Tag> {
             Rule::xml_attribute => {
                 let mut inner = part.into_inner();
                 let key = inner.next()?.as_str().to_string();
-                let value = inner.next()?.into_inner().next().map(|v| v.as_str()).unwrap_or("");
+                let value = inner
+                    .next()?
+                    .into_inner()
+                    .next()
+                    .map(|v| v.as_str())
+                    .unwrap_or("");
                 tag.attrs.insert(key, decode(value).into_owned());
             }
             _ => {}

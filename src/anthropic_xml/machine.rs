@@ -25,7 +25,9 @@ enum Mode {
     /// Inside a tool-result block, outside any result.
     Results,
     /// Inside a result (or, with `error`, an error) element.
-    Content { error: bool },
+    Content {
+        error: bool,
+    },
 }
 
 const TOP_TAGS: Allowed = &[
@@ -34,7 +36,10 @@ const TOP_TAGS: Allowed = &[
     (Shape::Bare, Name::FunctionResults),
 ];
 const THINKING_TAGS: Allowed = &[(Shape::Closer, Name::Thinking)];
-const CALLS_TAGS: Allowed = &[(Shape::Element, Name::Invoke), (Shape::Closer, Name::FunctionCalls)];
+const CALLS_TAGS: Allowed = &[
+    (Shape::Element, Name::Invoke),
+    (Shape::Closer, Name::FunctionCalls),
+];
 const INVOKE_TAGS: Allowed = &[
     (Shape::Element, Name::Parameter),
     (Shape::Closer, Name::Invoke),
@@ -138,15 +143,30 @@ impl AnthropicXmlMachine {
                     self.open_block();
                     self.in_text = true;
                 }
-                Event::Text { index: self.index, text: text.to_string(), span }
+                Event::Text {
+                    index: self.index,
+                    text: text.to_string(),
+                    span,
+                }
             }
-            Mode::Thinking => Event::ThinkingDelta { index, text: text.to_string(), span },
-            Mode::Calls | Mode::Invoke | Mode::Results => {
-                Event::Stray { index, text: text.to_string(), span }
-            }
+            Mode::Thinking => Event::ThinkingDelta {
+                index,
+                text: text.to_string(),
+                span,
+            },
+            Mode::Calls | Mode::Invoke | Mode::Results => Event::Stray {
+                index,
+                text: text.to_string(),
+                span,
+            },
             Mode::Value => {
                 self.call.value.push_str(text);
-                Event::ParameterDelta { index, call: self.count, text: text.to_string(), span }
+                Event::ParameterDelta {
+                    index,
+                    call: self.count,
+                    text: text.to_string(),
+                    span,
+                }
             }
             Mode::Content { .. } => Event::ResultDelta {
                 index,
@@ -177,7 +197,13 @@ impl AnthropicXmlMachine {
         let name = std::mem::take(&mut self.call.param);
         let value = std::mem::take(&mut self.call.value);
         self.call.params.insert(name.clone(), value);
-        out.push(Event::ParameterEnd { index: self.index, call: self.count, name, closed, span });
+        out.push(Event::ParameterEnd {
+            index: self.index,
+            call: self.count,
+            name,
+            closed,
+            span,
+        });
     }
 
     fn end_call(&mut self, closed: bool, span: Span, out: &mut Vec<Event>) {
@@ -202,7 +228,12 @@ impl AnthropicXmlMachine {
         };
         let span = Span::new(start, start + text.len());
         let after = Span::empty(span.end);
-        let Tag { closing, name, attrs, self_closing } = tag;
+        let Tag {
+            closing,
+            name,
+            attrs,
+            self_closing,
+        } = tag;
         let attr = |key: &str| attrs.get(key).cloned();
         match (self.mode, closing, name) {
             (Mode::Top, false, Name::Thinking) => {
@@ -221,7 +252,11 @@ impl AnthropicXmlMachine {
                 self.mode = Mode::Results;
             }
             (Mode::Thinking, true, Name::Thinking) => {
-                out.push(Event::ThinkingEnd { index: self.index, closed: true, span });
+                out.push(Event::ThinkingEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
                 self.mode = Mode::Top;
             }
             (Mode::Calls, false, Name::Invoke) => {
@@ -229,8 +264,16 @@ impl AnthropicXmlMachine {
                     return false;
                 };
                 let (index, call) = (self.index, self.count);
-                out.push(Event::InvokeStart { index, call, name: call_name.clone(), span });
-                self.call = OpenCall { name: call_name, ..OpenCall::default() };
+                out.push(Event::InvokeStart {
+                    index,
+                    call,
+                    name: call_name.clone(),
+                    span,
+                });
+                self.call = OpenCall {
+                    name: call_name,
+                    ..OpenCall::default()
+                };
                 if self_closing {
                     self.end_call(true, after, out);
                 } else {
@@ -238,7 +281,11 @@ impl AnthropicXmlMachine {
                 }
             }
             (Mode::Calls, true, Name::FunctionCalls) => {
-                out.push(Event::ToolCallsEnd { index: self.index, closed: true, span });
+                out.push(Event::ToolCallsEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
                 self.mode = Mode::Top;
             }
             (Mode::Invoke, false, Name::Parameter) => {
@@ -246,7 +293,12 @@ impl AnthropicXmlMachine {
                     return false;
                 };
                 let (index, call) = (self.index, self.count);
-                out.push(Event::ParameterStart { index, call, name: param.clone(), span });
+                out.push(Event::ParameterStart {
+                    index,
+                    call,
+                    name: param.clone(),
+                    span,
+                });
                 self.call.param = param;
                 if self_closing {
                     self.end_param(true, after, out);
@@ -260,7 +312,11 @@ impl AnthropicXmlMachine {
             }
             (Mode::Invoke, true, Name::FunctionCalls) => {
                 self.end_call(false, Span::empty(span.start), out);
-                out.push(Event::ToolCallsEnd { index: self.index, closed: true, span });
+                out.push(Event::ToolCallsEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
                 self.mode = Mode::Top;
             }
             (Mode::Value, true, Name::Parameter) => {
@@ -271,23 +327,43 @@ impl AnthropicXmlMachine {
                 let is_error = name == Name::Error;
                 let (index, result) = (self.index, self.count);
                 let tool_use_id = attr("tool_use_id");
-                out.push(Event::ResultStart { index, result, tool_use_id, is_error, span });
+                out.push(Event::ResultStart {
+                    index,
+                    result,
+                    tool_use_id,
+                    is_error,
+                    span,
+                });
                 if self_closing {
-                    out.push(Event::ResultEnd { index, result, closed: true, span: after });
+                    out.push(Event::ResultEnd {
+                        index,
+                        result,
+                        closed: true,
+                        span: after,
+                    });
                     self.count += 1;
                 } else {
                     self.mode = Mode::Content { error: is_error };
                 }
             }
             (Mode::Results, true, Name::FunctionResults) => {
-                out.push(Event::ToolResultsEnd { index: self.index, closed: true, span });
+                out.push(Event::ToolResultsEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
                 self.mode = Mode::Top;
             }
             (Mode::Content { error }, true, Name::Result | Name::Error)
                 if error == (name == Name::Error) =>
             {
                 let (index, result) = (self.index, self.count);
-                out.push(Event::ResultEnd { index, result, closed: true, span });
+                out.push(Event::ResultEnd {
+                    index,
+                    result,
+                    closed: true,
+                    span,
+                });
                 self.count += 1;
                 self.mode = Mode::Results;
             }
@@ -302,7 +378,11 @@ impl AnthropicXmlMachine {
         let index = self.index;
         match self.mode {
             Mode::Top => {}
-            Mode::Thinking => out.push(Event::ThinkingEnd { index, closed: false, span }),
+            Mode::Thinking => out.push(Event::ThinkingEnd {
+                index,
+                closed: false,
+                span,
+            }),
             Mode::Value | Mode::Invoke | Mode::Calls => {
                 if self.mode == Mode::Value {
                     self.end_param(false, span, out);
@@ -310,14 +390,27 @@ impl AnthropicXmlMachine {
                 if self.mode != Mode::Calls {
                     self.end_call(false, span, out);
                 }
-                out.push(Event::ToolCallsEnd { index, closed: false, span });
+                out.push(Event::ToolCallsEnd {
+                    index,
+                    closed: false,
+                    span,
+                });
             }
             Mode::Content { .. } | Mode::Results => {
                 if let Mode::Content { .. } = self.mode {
                     let result = self.count;
-                    out.push(Event::ResultEnd { index, result, closed: false, span });
+                    out.push(Event::ResultEnd {
+                        index,
+                        result,
+                        closed: false,
+                        span,
+                    });
                 }
-                out.push(Event::ToolResultsEnd { index, closed: false, span });
+                out.push(Event::ToolResultsEnd {
+                    index,
+                    closed: false,
+                    span,
+                });
             }
         }
         self.mode = Mode::Top;

@@ -75,7 +75,11 @@ fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, Op
     let machine = AnthropicXmlMachine::new(&options)
         .map_err(|e| OptionsError::new("anthropic-xml", e.to_string()))?;
     let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(machine, DocumentFolder::new(spans), Some(bound))))
+    Ok(Box::new(TypedSession::new(
+        machine,
+        DocumentFolder::new(spans),
+        Some(bound),
+    )))
 }
 
 /// The anthropic-xml dialect for the dynamic layer.

@@ -40,7 +40,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { tools: Vec::new(), max_tag_bytes: DEFAULT_MAX_TAG_BYTES, render_prefix: true }
+        Options {
+            tools: Vec::new(),
+            max_tag_bytes: DEFAULT_MAX_TAG_BYTES,
+            render_prefix: true,
+        }
     }
 }
 
@@ -56,7 +60,10 @@ impl std::fmt::Display for OptionsProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OptionsProblem::TagBoundTooSmall(n) => {
-                write!(f, "max_tag_bytes is {n}; it must be at least {MIN_MAX_TAG_BYTES}")
+                write!(
+                    f,
+                    "max_tag_bytes is {n}; it must be at least {MIN_MAX_TAG_BYTES}"
+                )
             }
         }
     }

@@ -75,7 +75,13 @@ fn match_name(allowed: Allowed, closing: bool, typed: &[u8], whole: bool) -> Opt
             return None;
         }
         let spelling = name.as_str().as_bytes();
-        let fits = |t: &[u8]| if whole { t == spelling } else { spelling.starts_with(t) };
+        let fits = |t: &[u8]| {
+            if whole {
+                t == spelling
+            } else {
+                spelling.starts_with(t)
+            }
+        };
         let viable = fits(typed)
             || bare.is_some_and(fits)
             || (!whole && PREFIX.as_bytes().starts_with(typed));
@@ -219,7 +225,11 @@ fn follower_verdict(typed: &[u8]) -> Option<bool> {
                 return Some(true);
             }
             viable = true;
-        } else if needs_ws && typed.len() == text.len() + 1 && typed.starts_with(text) && is_ws(last) {
+        } else if needs_ws
+            && typed.len() == text.len() + 1
+            && typed.starts_with(text)
+            && is_ws(last)
+        {
             return Some(true);
         }
     }
@@ -229,7 +239,11 @@ fn follower_verdict(typed: &[u8]) -> Option<bool> {
 impl ValueEndProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
     pub fn new() -> Self {
-        ValueEndProbe { closer: TagProbe::new(VALUE_TAGS), look: None, scanned: 0 }
+        ValueEndProbe {
+            closer: TagProbe::new(VALUE_TAGS),
+            look: None,
+            scanned: 0,
+        }
     }
 
     /// Looks at the bytes of `unit` not seen yet. Undecided after `max` bytes, a
@@ -240,7 +254,10 @@ impl ValueEndProbe {
             None => match self.closer.resume(unit, max) {
                 Verdict::Complete(len) => {
                     self.scanned = len;
-                    Lookahead { len, follower: None }
+                    Lookahead {
+                        len,
+                        follower: None,
+                    }
                 }
                 other => return other,
             },
@@ -272,7 +289,10 @@ impl ValueEndProbe {
     /// End of input: a complete closer followed only by whitespace ends the value.
     pub fn at_end(&self) -> Verdict {
         match self.look {
-            Some(Lookahead { len, follower: None }) => Verdict::Complete(len),
+            Some(Lookahead {
+                len,
+                follower: None,
+            }) => Verdict::Complete(len),
             _ => Verdict::Rejected,
         }
     }
@@ -288,8 +308,14 @@ impl Default for ValueEndProbe {
 mod tests {
     use super::*;
 
-    const TOP: Allowed = &[(Shape::Bare, Name::Thinking), (Shape::Bare, Name::FunctionCalls)];
-    const CALLS: Allowed = &[(Shape::Element, Name::Invoke), (Shape::Closer, Name::FunctionCalls)];
+    const TOP: Allowed = &[
+        (Shape::Bare, Name::Thinking),
+        (Shape::Bare, Name::FunctionCalls),
+    ];
+    const CALLS: Allowed = &[
+        (Shape::Element, Name::Invoke),
+        (Shape::Closer, Name::FunctionCalls),
+    ];
 
     fn probe(allowed: Allowed, text: &str) -> Verdict {
         TagProbe::new(allowed).resume(text.as_bytes(), 1024)
@@ -326,9 +352,18 @@ mod tests {
 
     #[test]
     fn invoke_openers_with_attributes_complete_in_any_chunking() {
-        for text in ["<invoke name=\"Read\">", "<invoke name='a' />", "<invoke\n name = \"x\" id='2'>", "</function_calls \n>"] {
+        for text in [
+            "<invoke name=\"Read\">",
+            "<invoke name='a' />",
+            "<invoke\n name = \"x\" id='2'>",
+            "</function_calls \n>",
+        ] {
             assert_eq!(probe(CALLS, text), Verdict::Complete(text.len()), "{text}");
-            assert_eq!(probe_bytewise(CALLS, text), Verdict::Complete(text.len()), "{text}");
+            assert_eq!(
+                probe_bytewise(CALLS, text),
+                Verdict::Complete(text.len()),
+                "{text}"
+            );
         }
         assert_eq!(probe(CALLS, "<invoke name=\"a<\">"), Verdict::Rejected);
         assert_eq!(probe(CALLS, "<invoke name=\"a\"b=\"\">"), Verdict::Rejected);
@@ -337,7 +372,10 @@ mod tests {
     #[test]
     fn overlong_candidates_are_rejected() {
         let long = format!("<invoke name=\"{}\">", "x".repeat(100));
-        assert_eq!(TagProbe::new(CALLS).resume(long.as_bytes(), 64), Verdict::Rejected);
+        assert_eq!(
+            TagProbe::new(CALLS).resume(long.as_bytes(), 64),
+            Verdict::Rejected
+        );
     }
 
     fn value_end(text: &str, eof: bool) -> Verdict {
@@ -350,11 +388,20 @@ mod tests {
 
     #[test]
     fn parameter_closer_ends_a_value_only_before_structure() {
-        assert_eq!(value_end("</parameter>\n</invoke>", false), Verdict::Complete(12));
-        assert_eq!(value_end("</parameter><parameter name", false), Verdict::Complete(12));
+        assert_eq!(
+            value_end("</parameter>\n</invoke>", false),
+            Verdict::Complete(12)
+        );
+        assert_eq!(
+            value_end("</parameter><parameter name", false),
+            Verdict::Complete(12)
+        );
         assert_eq!(value_end("</parameter> \n", true), Verdict::Complete(12));
         assert_eq!(value_end("</parameter> text", false), Verdict::Rejected);
-        assert_eq!(value_end("</parameter><parameters", false), Verdict::Rejected);
+        assert_eq!(
+            value_end("</parameter><parameters", false),
+            Verdict::Rejected
+        );
         assert_eq!(value_end("</parameter></inv", true), Verdict::Rejected);
         assert_eq!(value_end("</parameter></inv", false), Verdict::NeedMore);
     }

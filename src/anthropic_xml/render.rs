@@ -76,7 +76,9 @@ impl std::fmt::Display for RenderError {
 impl std::error::Error for RenderError {}
 
 fn error(message: impl Into<String>) -> RenderError {
-    RenderError { message: message.into() }
+    RenderError {
+        message: message.into(),
+    }
 }
 
 /// Builds tags in the form the options ask for.
@@ -86,13 +88,19 @@ struct Tags<'a> {
 
 impl Tags<'_> {
     fn new(options: &Options) -> Tags<'static> {
-        Tags { prefix: if options.render_prefix { PREFIX } else { "" } }
+        Tags {
+            prefix: if options.render_prefix { PREFIX } else { "" },
+        }
     }
     fn open(&self, name: &str) -> String {
         format!("<{}{name}>", self.prefix)
     }
     fn open_named(&self, name: &str, key: &str, value: &str) -> String {
-        format!("<{}{name} {key}=\"{}\">", self.prefix, escape_attribute(value))
+        format!(
+            "<{}{name} {key}=\"{}\">",
+            self.prefix,
+            escape_attribute(value)
+        )
     }
     fn close(&self, name: &str) -> String {
         format!("</{}{name}>", self.prefix)
@@ -101,12 +109,18 @@ impl Tags<'_> {
 
 /// Escapes an attribute value: `&`, `<` and `"`.
 pub fn escape_attribute(value: &str) -> String {
-    value.replace('&', "&amp;").replace('<', "&lt;").replace('"', "&quot;")
+    value
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('"', "&quot;")
 }
 
 /// Escapes result content: `&`, `<` and `>`.
 pub fn escape_content(value: &str) -> String {
-    value.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    value
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Renders tool calls as one tool-call block; checks that parsing it gives back the
@@ -132,9 +146,16 @@ pub fn render_calls(calls: &[CallSpec], options: &Options) -> Result<String, Ren
     }
     out.push_str(&tags.close("function_calls"));
     let document = parse(&out, options).map_err(|e| error(e.to_string()))?;
-    let got: Vec<_> = document.calls().map(|c| (c.name.clone(), c.params.clone())).collect();
+    let got: Vec<_> = document
+        .calls()
+        .map(|c| (c.name.clone(), c.params.clone()))
+        .collect();
     if got != expected {
-        let at = got.iter().zip(&expected).position(|(g, e)| g != e).unwrap_or(got.len().min(expected.len()));
+        let at = got
+            .iter()
+            .zip(&expected)
+            .position(|(g, e)| g != e)
+            .unwrap_or(got.len().min(expected.len()));
         let name = expected.get(at).map(|(n, _)| n.as_str()).unwrap_or("");
         return Err(error(format!(
             "call {at} ({name:?}) would not parse back as written: a parameter value holds a parameter closer followed by a structural tag, or a tag is longer than max_tag_bytes"
@@ -219,24 +240,31 @@ fn from_input<T: serde::de::DeserializeOwned>(input: &Value, what: &str) -> Resu
 /// The dialect's [`crate::session::RenderFn`]: `what` is `calls` (the default),
 /// `results` or `tools`; `input` the JSON array to render.
 pub fn render(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String> {
-    let options: Options = crate::session::options_from_json("anthropic-xml", options)
-        .map_err(|e| e.to_string())?;
+    let options: Options =
+        crate::session::options_from_json("anthropic-xml", options).map_err(|e| e.to_string())?;
     options.validate().map_err(|e| e.to_string())?;
     match what.unwrap_or("calls") {
         "calls" => {
-            let calls: Vec<CallSpec> = from_input(input, "calls must be an array of {name, params | input}")?;
+            let calls: Vec<CallSpec> =
+                from_input(input, "calls must be an array of {name, params | input}")?;
             render_calls(&calls, &options).map_err(|e| e.to_string())
         }
         "results" => {
-            let results: Vec<ResultSpec> =
-                from_input(input, "results must be an array of {tool_use_id?, is_error?, content}")?;
+            let results: Vec<ResultSpec> = from_input(
+                input,
+                "results must be an array of {tool_use_id?, is_error?, content}",
+            )?;
             Ok(render_results(&results, &options))
         }
         "tools" => {
-            let tools: Vec<ToolDefinition> =
-                from_input(input, "tools must be an array of {name, description?, input_schema?}")?;
+            let tools: Vec<ToolDefinition> = from_input(
+                input,
+                "tools must be an array of {name, description?, input_schema?}",
+            )?;
             Ok(render_tools(&tools, &options))
         }
-        other => Err(format!("unknown rendering {other:?}: use calls, results or tools")),
+        other => Err(format!(
+            "unknown rendering {other:?}: use calls, results or tools"
+        )),
     }
 }

@@ -55,7 +55,10 @@ pub fn heuristic(raw: &str) -> Value {
 }
 
 /// The typed input of a call to `tool` with these raw parameters.
-pub fn typed_input(tool: Option<&ToolDefinition>, params: &IndexMap<String, String>) -> Map<String, Value> {
+pub fn typed_input(
+    tool: Option<&ToolDefinition>,
+    params: &IndexMap<String, String>,
+) -> Map<String, Value> {
     params
         .iter()
         .map(|(name, raw)| {
@@ -76,7 +79,10 @@ mod tests {
     #[test]
     fn heuristic_keeps_long_integers_and_non_json_as_raw_strings() {
         assert_eq!(heuristic(" 42 "), json!(42));
-        assert_eq!(heuristic("12345678901234567890"), json!("12345678901234567890"));
+        assert_eq!(
+            heuristic("12345678901234567890"),
+            json!("12345678901234567890")
+        );
         assert_eq!(heuristic(" hi "), json!(" hi "));
         assert_eq!(heuristic("{\"a\":1}"), json!({"a": 1}));
     }
@@ -86,10 +92,14 @@ mod tests {
         let tool = ToolDefinition {
             name: "t".into(),
             description: None,
-            input_schema: Some(json!({"properties": {"s": {"type": "string"}, "i": {"type": "integer"}}})),
+            input_schema: Some(
+                json!({"properties": {"s": {"type": "string"}, "i": {"type": "integer"}}}),
+            ),
         };
-        let params: IndexMap<String, String> =
-            [("s", "42"), ("i", "4.5"), ("x", "7")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let params: IndexMap<String, String> = [("s", "42"), ("i", "4.5"), ("x", "7")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let input = typed_input(Some(&tool), &params);
         assert_eq!(Value::Object(input), json!({"s": "42", "i": "4.5", "x": 7}));
     }
