@@ -222,8 +222,16 @@ impl AnthropicXmlMachine {
     }
 
     /// Acts on a complete tag; false when it is not structure here (then it is text).
-    fn take_tag(&mut self, text: &str, start: usize, out: &mut Vec<Event>) -> bool {
-        let Some(tag) = parse_tag(text) else {
+    /// `known` is the tag as the probe read it, when it had no attributes; otherwise
+    /// pest parses it.
+    fn take_tag(
+        &mut self,
+        text: &str,
+        known: Option<Tag>,
+        start: usize,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let Some(tag) = known.or_else(|| parse_tag(text)) else {
             return false;
         };
         let span = Span::new(start, start + text.len());
@@ -433,11 +441,15 @@ impl Machine for AnthropicXmlMachine {
                         return at;
                     }
                     Some(Verdict::Complete(len)) => {
-                        self.probe = None;
+                        let tag = match self.probe.take() {
+                            Some(Probe::Tag(p)) => p.simple_tag(),
+                            Some(Probe::ValueEnd(p)) => p.simple_tag(),
+                            None => None,
+                        };
                         // The run before the tag belongs to the mode before it.
                         self.emit_run(&pending[run..at], base + run, out);
                         run = at;
-                        if self.take_tag(&pending[at..at + len], base + at, out) {
+                        if self.take_tag(&pending[at..at + len], tag, base + at, out) {
                             at += len;
                             run = at;
                         } else {

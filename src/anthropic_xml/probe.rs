@@ -7,7 +7,11 @@
 //! byte that rules it out and text is emitted at once (S4). [`ValueEndProbe`] adds the
 //! lookahead that decides whether a parameter closer ends a value (AX-11).
 
-use super::grammar::Name;
+use std::sync::LazyLock;
+
+use indexmap::IndexMap;
+
+use super::grammar::{Name, Tag};
 use super::PREFIX;
 use crate::reentry::Verdict;
 
@@ -64,11 +68,16 @@ pub struct TagProbe {
     shape: Shape,
     scanned: usize,
     name_start: usize,
+    /// Known once the name is complete.
+    name: Option<Name>,
+    /// Whether an attribute key was seen (then pest reads the attributes).
+    attributes: bool,
+    self_closing: bool,
 }
 
 /// Whether `typed` (the bytes after `<` or `</`) is a prefix of `P? name` for some
 /// allowed tag of the right kind; with `whole`, whether it is exactly one, and which.
-fn match_name(allowed: Allowed, closing: bool, typed: &[u8], whole: bool) -> Option<Shape> {
+fn match_name(allowed: Allowed, closing: bool, typed: &[u8], whole: bool) -> Option<(Shape, Name)> {
     let bare = typed.strip_prefix(PREFIX.as_bytes());
     allowed.iter().find_map(|(shape, name)| {
         if (*shape == Shape::Closer) != closing {
@@ -85,7 +94,7 @@ fn match_name(allowed: Allowed, closing: bool, typed: &[u8], whole: bool) -> Opt
         let viable = fits(typed)
             || bare.is_some_and(fits)
             || (!whole && PREFIX.as_bytes().starts_with(typed));
-        viable.then_some(*shape)
+        viable.then_some((*shape, *name))
     })
 }
 
@@ -99,7 +108,24 @@ impl TagProbe {
             shape: Shape::Closer,
             scanned: 1,
             name_start: 1,
+            name: None,
+            attributes: false,
+            self_closing: false,
         }
+    }
+
+    /// After `Complete`, the tag itself when it has no attributes: the probe has read
+    /// all there is to it, so pest need not parse it again.
+    pub fn simple_tag(&self) -> Option<Tag> {
+        if self.attributes {
+            return None;
+        }
+        Some(Tag {
+            closing: self.closing,
+            name: self.name?,
+            attrs: IndexMap::new(),
+            self_closing: self.self_closing,
+        })
     }
 
     /// Looks at the bytes of `unit` not seen yet; a candidate that reaches `max` bytes
@@ -131,11 +157,17 @@ impl TagProbe {
                     let typed = &unit[self.name_start..i];
                     match match_name(self.allowed, self.closing, typed, true) {
                         None => return Verdict::Rejected,
-                        Some(shape) => self.shape = shape,
+                        Some((shape, name)) => {
+                            self.shape = shape;
+                            self.name = Some(name);
+                        }
                     }
                     match (self.shape, b) {
                         (_, b'>') => return Verdict::Complete(i + 1),
-                        (Shape::Element, b'/') => Slash,
+                        (Shape::Element, b'/') => {
+                            self.self_closing = true;
+                            Slash
+                        }
                         (Shape::Element, _) if is_ws(b) => Gap,
                         (_, _) if is_ws(b) => Tail,
                         _ => return Verdict::Rejected,
@@ -145,9 +177,15 @@ impl TagProbe {
                 Tail if b == b'>' => return Verdict::Complete(i + 1),
                 Tail => return Verdict::Rejected,
                 Gap | AfterValue if b == b'>' => return Verdict::Complete(i + 1),
-                Gap | AfterValue if b == b'/' => Slash,
+                Gap | AfterValue if b == b'/' => {
+                    self.self_closing = true;
+                    Slash
+                }
                 Gap | AfterValue if is_ws(b) => Gap,
-                Gap if is_key_byte(b) => Key,
+                Gap if is_key_byte(b) => {
+                    self.attributes = true;
+                    Key
+                }
                 Gap | AfterValue => return Verdict::Rejected,
                 Key if is_key_byte(b) => Key,
                 Key | KeyGap if b == b'=' => Eq,
@@ -180,7 +218,7 @@ impl TagProbe {
 
 /// What may follow a parameter closer that ends a value (AX-11), after whitespace.
 /// The `bool` says whether a whitespace byte must follow the text.
-fn followers() -> [(String, bool); 6] {
+static FOLLOWERS: LazyLock<[(String, bool); 6]> = LazyLock::new(|| {
     [
         ("<parameter".to_string(), true),
         (format!("<{PREFIX}parameter"), true),
@@ -189,7 +227,7 @@ fn followers() -> [(String, bool); 6] {
         ("</function_calls>".to_string(), false),
         (format!("</{PREFIX}function_calls>"), false),
     ]
-}
+});
 
 /// The lookahead after a complete closer of `len` bytes (AX-11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,8 +256,8 @@ const VALUE_TAGS: Allowed = &[(Shape::Closer, Name::Parameter)];
 fn follower_verdict(typed: &[u8]) -> Option<bool> {
     let last = typed[typed.len() - 1];
     let mut viable = false;
-    for (text, needs_ws) in followers() {
-        let text = text.as_bytes();
+    for (text, needs_ws) in FOLLOWERS.iter() {
+        let (text, needs_ws) = (text.as_bytes(), *needs_ws);
         if typed.len() <= text.len() && text.starts_with(typed) {
             if typed.len() == text.len() && !needs_ws {
                 return Some(true);
@@ -284,6 +322,11 @@ impl ValueEndProbe {
         };
         self.look = Some(look);
         verdict
+    }
+
+    /// After `Complete`, the closer as the probe read it.
+    pub fn simple_tag(&self) -> Option<Tag> {
+        self.closer.simple_tag()
     }
 
     /// End of input: a complete closer followed only by whitespace ends the value.
@@ -367,6 +410,45 @@ mod tests {
         }
         assert_eq!(probe(CALLS, "<invoke name=\"a<\">"), Verdict::Rejected);
         assert_eq!(probe(CALLS, "<invoke name=\"a\"b=\"\">"), Verdict::Rejected);
+    }
+
+    #[test]
+    fn probe_reads_attribute_free_tags_exactly_as_pest_does() {
+        let prefixed = format!("<{PREFIX}thinking\n>");
+        let texts = [
+            "<thinking>",
+            "</thinking >",
+            "</function_calls>",
+            "<invoke/>",
+            "<result />",
+            &prefixed,
+        ];
+        let all: Allowed = &[
+            (Shape::Bare, Name::Thinking),
+            (Shape::Closer, Name::Thinking),
+            (Shape::Closer, Name::FunctionCalls),
+            (Shape::Element, Name::Invoke),
+            (Shape::Element, Name::Result),
+        ];
+        for text in texts {
+            let mut probe = TagProbe::new(all);
+            assert_eq!(
+                probe.resume(text.as_bytes(), 1024),
+                Verdict::Complete(text.len()),
+                "{text}"
+            );
+            assert_eq!(
+                probe.simple_tag(),
+                super::super::grammar::parse_tag(text),
+                "{text}"
+            );
+        }
+        let mut probe = TagProbe::new(all);
+        assert_eq!(
+            probe.resume(b"<invoke name='x'/>", 1024),
+            Verdict::Complete(18)
+        );
+        assert_eq!(probe.simple_tag(), None);
     }
 
     #[test]
