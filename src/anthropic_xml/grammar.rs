@@ -67,6 +67,37 @@ pub struct Tag {
     pub self_closing: bool,
 }
 
+/// Parses the attribute list of an opener (everything after its name, `>`
+/// included) with pest: the attributes, entity-decoded, and whether it self-closes.
+pub fn parse_attributes(text: &str) -> Option<(IndexMap<String, String>, bool)> {
+    let pairs = AnthropicXmlGrammar::parse(Rule::attribute_list, text).ok()?;
+    let mut attrs = IndexMap::new();
+    let mut self_closing = false;
+    for part in pairs {
+        match part.as_rule() {
+            Rule::self_close => self_closing = true,
+            Rule::xml_attribute => {
+                let (key, value) = attribute(part)?;
+                attrs.insert(key, value);
+            }
+            _ => {}
+        }
+    }
+    Some((attrs, self_closing))
+}
+
+fn attribute(pair: pest::iterators::Pair<'_, Rule>) -> Option<(String, String)> {
+    let mut inner = pair.into_inner();
+    let key = inner.next()?.as_str().to_string();
+    let value = inner
+        .next()?
+        .into_inner()
+        .next()
+        .map(|v| v.as_str())
+        .unwrap_or("");
+    Some((key, decode(value).into_owned()))
+}
+
 /// Parses a complete tag with pest; `None` when it is not one.
 pub fn parse_tag(text: &str) -> Option<Tag> {
     let pair = AnthropicXmlGrammar::parse(Rule::tag, text).ok()?.next()?;

@@ -4,9 +4,9 @@ use indexmap::IndexMap;
 
 use super::entities;
 use super::event::Event;
-use super::grammar::{parse_tag, Name, Tag};
+use super::grammar::{parse_attributes, parse_tag, Name, Tag};
 use super::options::{Options, OptionsProblem};
-use super::probe::{Allowed, Shape, TagProbe, ValueEndProbe};
+use super::probe::{Allowed, Probed, Shape, TagProbe, ValueEndProbe};
 use super::typing::typed_input;
 use crate::reentry::{Machine, Verdict};
 use crate::span::Span;
@@ -222,16 +222,29 @@ impl AnthropicXmlMachine {
     }
 
     /// Acts on a complete tag; false when it is not structure here (then it is text).
-    /// `known` is the tag as the probe read it, when it had no attributes; otherwise
-    /// pest parses it.
+    /// `probed` is what the probe read of it.
     fn take_tag(
         &mut self,
         text: &str,
-        known: Option<Tag>,
+        probed: Option<Probed>,
         start: usize,
         out: &mut Vec<Event>,
     ) -> bool {
-        let Some(tag) = known.or_else(|| parse_tag(text)) else {
+        // The probe read the name (and the whole tag when it has no attributes);
+        // pest reads an attribute list.
+        let tag = match probed {
+            Some(Probed::Tag(tag)) => Some(tag),
+            Some(Probed::Attributes { name, from }) => {
+                parse_attributes(&text[from..]).map(|(attrs, self_closing)| Tag {
+                    closing: false,
+                    name,
+                    attrs,
+                    self_closing,
+                })
+            }
+            None => parse_tag(text),
+        };
+        let Some(tag) = tag else {
             return false;
         };
         let span = Span::new(start, start + text.len());
@@ -442,8 +455,8 @@ impl Machine for AnthropicXmlMachine {
                     }
                     Some(Verdict::Complete(len)) => {
                         let tag = match self.probe.take() {
-                            Some(Probe::Tag(p)) => p.simple_tag(),
-                            Some(Probe::ValueEnd(p)) => p.simple_tag(),
+                            Some(Probe::Tag(p)) => p.read(),
+                            Some(Probe::ValueEnd(p)) => p.read(),
                             None => None,
                         };
                         // The run before the tag belongs to the mode before it.

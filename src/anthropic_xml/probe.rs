@@ -34,6 +34,20 @@ pub enum Shape {
     Element,
 }
 
+/// What a probe read of a complete tag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probed {
+    /// A tag without attributes, read whole.
+    Tag(Tag),
+    /// An opener of `name` whose attribute list starts at byte `from` of the tag.
+    Attributes {
+        /// The structural name.
+        name: Name,
+        /// Where the attribute list starts.
+        from: usize,
+    },
+}
+
 /// The structural tags of one mode.
 pub type Allowed = &'static [(Shape, Name)];
 
@@ -70,6 +84,8 @@ pub struct TagProbe {
     name_start: usize,
     /// Known once the name is complete.
     name: Option<Name>,
+    /// Where the name ends (the attributes, if any, follow).
+    name_end: usize,
     /// Whether an attribute key was seen (then pest reads the attributes).
     attributes: bool,
     self_closing: bool,
@@ -109,23 +125,29 @@ impl TagProbe {
             scanned: 1,
             name_start: 1,
             name: None,
+            name_end: 0,
             attributes: false,
             self_closing: false,
         }
     }
 
-    /// After `Complete`, the tag itself when it has no attributes: the probe has read
-    /// all there is to it, so pest need not parse it again.
-    pub fn simple_tag(&self) -> Option<Tag> {
+    /// After `Complete`, what the probe read: the tag itself when it has no
+    /// attributes, else its closing flag and name, and where its attribute list
+    /// (which pest reads) starts.
+    pub fn read(&self) -> Option<Probed> {
+        let name = self.name?;
         if self.attributes {
-            return None;
+            return Some(Probed::Attributes {
+                name,
+                from: self.name_end,
+            });
         }
-        Some(Tag {
+        Some(Probed::Tag(Tag {
             closing: self.closing,
-            name: self.name?,
+            name,
             attrs: IndexMap::new(),
             self_closing: self.self_closing,
-        })
+        }))
     }
 
     /// Looks at the bytes of `unit` not seen yet; a candidate that reaches `max` bytes
@@ -154,6 +176,7 @@ impl TagProbe {
                 }
                 Lt => return Verdict::Rejected,
                 Name => {
+                    self.name_end = i;
                     let typed = &unit[self.name_start..i];
                     match match_name(self.allowed, self.closing, typed, true) {
                         None => return Verdict::Rejected,
@@ -325,8 +348,8 @@ impl ValueEndProbe {
     }
 
     /// After `Complete`, the closer as the probe read it.
-    pub fn simple_tag(&self) -> Option<Tag> {
-        self.closer.simple_tag()
+    pub fn read(&self) -> Option<Probed> {
+        self.closer.read()
     }
 
     /// End of input: a complete closer followed only by whitespace ends the value.
@@ -437,18 +460,19 @@ mod tests {
                 Verdict::Complete(text.len()),
                 "{text}"
             );
-            assert_eq!(
-                probe.simple_tag(),
-                super::super::grammar::parse_tag(text),
-                "{text}"
-            );
+            let pest = super::super::grammar::parse_tag(text).map(Probed::Tag);
+            assert_eq!(probe.read(), pest, "{text}");
         }
         let mut probe = TagProbe::new(all);
         assert_eq!(
             probe.resume(b"<invoke name='x'/>", 1024),
             Verdict::Complete(18)
         );
-        assert_eq!(probe.simple_tag(), None);
+        let read = Some(Probed::Attributes {
+            name: Name::Invoke,
+            from: 7,
+        });
+        assert_eq!(probe.read(), read);
     }
 
     #[test]
@@ -486,5 +510,79 @@ mod tests {
         );
         assert_eq!(value_end("</parameter></inv", true), Verdict::Rejected);
         assert_eq!(value_end("</parameter></inv", false), Verdict::NeedMore);
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    use super::super::grammar::{parse_attributes, parse_tag};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every name as an element opener and as a closer: the widest mode, which is
+    /// what the `tag` rule of the grammar accepts.
+    const EVERY_TAG: Allowed = &[
+        (Shape::Element, Name::Thinking),
+        (Shape::Element, Name::FunctionCalls),
+        (Shape::Element, Name::FunctionResults),
+        (Shape::Element, Name::Invoke),
+        (Shape::Element, Name::Parameter),
+        (Shape::Element, Name::Result),
+        (Shape::Element, Name::Error),
+        (Shape::Closer, Name::Thinking),
+        (Shape::Closer, Name::FunctionCalls),
+        (Shape::Closer, Name::FunctionResults),
+        (Shape::Closer, Name::Invoke),
+        (Shape::Closer, Name::Parameter),
+        (Shape::Closer, Name::Result),
+        (Shape::Closer, Name::Error),
+    ];
+
+    fn tag_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("<".to_string()),
+            Just("</".to_string()),
+            Just(PREFIX.to_string()),
+            prop::sample::select(
+                Name::ALL
+                    .iter()
+                    .map(|(_, s)| s.to_string())
+                    .collect::<Vec<_>>()
+            ),
+            Just(" ".to_string()),
+            Just("\n".to_string()),
+            Just("name".to_string()),
+            Just("=".to_string()),
+            Just("\"".to_string()),
+            Just("'".to_string()),
+            Just("x&amp;".to_string()),
+            Just(">".to_string()),
+            Just("/".to_string()),
+        ];
+        prop::collection::vec(piece, 1..10).prop_map(|p| format!("<{}", p.concat()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        #[test]
+        fn probe_completes_exactly_the_tags_pest_accepts(text in tag_text()) {
+            let mut probe = TagProbe::new(EVERY_TAG);
+            let verdict = probe.resume(text.as_bytes(), 1024);
+            if let Verdict::Complete(n) = verdict {
+                let pest = parse_tag(&text[..n]);
+                prop_assert!(pest.is_some(), "probe completed {:?}, pest refused", &text[..n]);
+                let read = match probe.read() {
+                    Some(Probed::Tag(tag)) => Some(tag),
+                    Some(Probed::Attributes { name, from }) => parse_attributes(&text[from..n])
+                        .map(|(attrs, self_closing)| Tag { closing: false, name, attrs, self_closing }),
+                    None => None,
+                };
+                prop_assert_eq!(read, pest);
+            }
+            if parse_tag(&text).is_some() {
+                prop_assert_eq!(verdict, Verdict::Complete(text.len()));
+            }
+        }
     }
 }
