@@ -6,8 +6,9 @@ use super::entities;
 use super::event::Event;
 use super::grammar::{parse_attributes, parse_tag, Name, Tag};
 use super::options::{Options, OptionsProblem};
-use super::probe::{Allowed, Probed, Shape, TagProbe, ValueEndProbe};
+use super::probe::{Allowed, Probed, Shape, TagProbe};
 use super::typing::typed_input;
+use super::value_end::ValueEndProbe;
 use crate::reentry::{Machine, Verdict};
 use crate::span::Span;
 

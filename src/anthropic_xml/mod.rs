@@ -26,6 +26,7 @@ mod options;
 mod probe;
 mod render;
 mod typing;
+mod value_end;
 
 pub use document::{Block, Call, Document, DocumentFolder, ToolResult};
 pub use event::Event;
