@@ -250,3 +250,48 @@ fn prose_is_emitted_at_once_and_only_a_viable_tag_prefix_is_held() {
     let events: Vec<_> = parser.feed(b"k").collect();
     assert_eq!(serde_json::to_value(&events).unwrap()[0]["text"], "<funck");
 }
+
+#[test]
+fn a_tag_bound_below_the_minimum_is_an_options_error() {
+    let open = idiolect::dialect("anthropic-xml").unwrap().open;
+    let err = open(&json!({"max_tag_bytes": 10}), false).err().unwrap();
+    assert!(err.to_string().contains("at least 64"), "{err}");
+    assert!(
+        open(&json!({"colour": "blue"}), false).is_err(),
+        "unknown keys are refused"
+    );
+}
+
+#[test]
+fn render_refuses_an_unknown_rendering_and_malformed_input() {
+    let render = idiolect::dialect("anthropic-xml").unwrap().render.unwrap();
+    assert!(render(Some("poems"), &json!([]), &Value::Null)
+        .unwrap_err()
+        .contains("unknown rendering"));
+    assert!(render(Some("calls"), &json!({"name": "x"}), &Value::Null).is_err());
+    let bare = render(
+        None,
+        &json!([{"name": "x", "input": {}}]),
+        &json!({"render_prefix": false}),
+    )
+    .unwrap();
+    assert_eq!(
+        bare,
+        "<function_calls>\n<invoke name=\"x\">\n</invoke>\n</function_calls>"
+    );
+}
+
+#[test]
+fn rendered_tools_list_every_definition_with_its_schema() {
+    let render = idiolect::dialect("anthropic-xml").unwrap().render.unwrap();
+    let tools = json!([
+        {"name": "Read", "description": "Read a file", "input_schema": {"type": "object"}},
+        {"name": "Now"}
+    ]);
+    let text = render(Some("tools"), &tools, &Value::Null).unwrap();
+    assert!(text.contains(
+        "<function>{\"description\":\"Read a file\",\"name\":\"Read\",\"parameters\":{\"type\":\"object\"}}</function>"
+    ));
+    assert!(text.contains("<function>{\"name\":\"Now\"}</function>"));
+    assert!(text.contains(&format!("<{PREFIX}invoke name=\"$TOOL_NAME\">")));
+}
