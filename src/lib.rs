@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic_xml;
+pub mod conformance;
 pub mod reentry;
 pub mod sections;
 pub mod session;
