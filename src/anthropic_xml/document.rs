@@ -250,8 +250,8 @@ impl Fold<Event> for DocumentFolder {
             } => {
                 self.flush_stray();
                 if let Some(call) = self.last_call() {
-                    call.params = params.clone();
-                    call.input = input.clone();
+                    call.params = params.as_ref().clone();
+                    call.input = input.as_ref().clone();
                     call.complete = *closed;
                 }
             }

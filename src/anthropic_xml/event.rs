@@ -109,10 +109,10 @@ pub enum Event {
         call: usize,
         /// The tool name.
         name: String,
-        /// Raw parameter values, in source order.
-        params: IndexMap<String, String>,
+        /// Raw parameter values, in source order (boxed to keep every event small).
+        params: Box<IndexMap<String, String>>,
         /// Typed parameter values (AX-13, AX-14).
-        input: Map<String, Value>,
+        input: Box<Map<String, Value>>,
         /// True when the call's own closer (or a self-closing opener) ended it.
         closed: bool,
         /// The closer (zero-width otherwise).

@@ -214,8 +214,8 @@ impl AnthropicXmlMachine {
             index: self.index,
             call: self.count,
             name: call.name,
-            params: call.params,
-            input,
+            params: Box::new(call.params),
+            input: Box::new(input),
             closed,
             span,
         });
