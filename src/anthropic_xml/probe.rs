@@ -160,7 +160,15 @@ impl TagProbe {
             let b = unit[i];
             self.scanned += 1;
             self.state = match self.state {
-                Lt if b == b'/' && !self.closing && i == 1 => {
+                // A `/` is viable only where some closer is structure.
+                Lt if b == b'/'
+                    && !self.closing
+                    && i == 1
+                    && self
+                        .allowed
+                        .iter()
+                        .any(|(shape, _)| *shape == Shape::Closer) =>
+                {
                     self.closing = true;
                     self.name_start = 2;
                     Lt
@@ -281,6 +289,11 @@ mod tests {
         assert_eq!(probe(TOP, "<thin"), Verdict::NeedMore);
         assert_eq!(probe(TOP, "<an"), Verdict::NeedMore);
         assert_eq!(probe(TOP, "</thinking>"), Verdict::Rejected);
+        assert_eq!(
+            probe(TOP, "</"),
+            Verdict::Rejected,
+            "no closer is structure at top level"
+        );
     }
 
     #[test]
