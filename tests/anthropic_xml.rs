@@ -295,3 +295,53 @@ fn rendered_tools_list_every_definition_with_its_schema() {
     assert!(text.contains("<function>{\"name\":\"Now\"}</function>"));
     assert!(text.contains(&format!("<{PREFIX}invoke name=\"$TOOL_NAME\">")));
 }
+
+fn idiolect(args: &[&str], stdin: &[u8]) -> (i32, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_idiolect"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn cli_parse_prints_text_one_complete_call_and_text() {
+    let input = "I will read it.\n<function_calls>\n<invoke name=\"Read\">\n<parameter name=\"path\">/a.txt</parameter>\n</invoke>\n</function_calls>\nDone.";
+    let (code, out) = idiolect(&["parse", "anthropic-xml"], input.as_bytes());
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        doc,
+        json!({"blocks": [
+            {"type": "text", "text": "I will read it.\n"},
+            {"type": "tool_calls", "closed": true, "calls": [
+                {"name": "Read", "params": {"path": "/a.txt"}, "input": {"path": "/a.txt"}, "complete": true}
+            ]},
+            {"type": "text", "text": "\nDone."}
+        ]})
+    );
+}
+
+#[test]
+fn cli_render_calls_parses_back_through_the_cli() {
+    let calls = br#"[{"name":"Edit","input":{"path":"a.rs","line":3,"code":"if a < b {\n}"}}]"#;
+    let (code, xml) = idiolect(&["render", "anthropic-xml", "--what", "calls"], calls);
+    assert_eq!(code, 0);
+    let (code, out) = idiolect(&["parse", "anthropic-xml"], xml.trim_end().as_bytes());
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        doc["blocks"][0]["calls"][0]["input"],
+        json!({"path": "a.rs", "line": 3, "code": "if a < b {\n}"})
+    );
+}
