@@ -1,4 +1,4 @@
-//! The pest parser generated from grammar/anthropic-xml.pest and grammar/common.pest,
+//! The pest parser generated from grammar/anthropic-xml.pest,
 //! and the typed view of one parsed tag.
 // Generated code: pest adds an undocumented `EOI` variant and `Rule::all_rules`.
 #![allow(missing_docs)]
@@ -12,7 +12,6 @@ use super::entities::decode;
 /// Parses one complete structural tag (rule `tag`).
 #[derive(Parser)]
 #[grammar = "grammar/anthropic-xml.pest"]
-#[grammar = "grammar/common.pest"]
 pub struct AnthropicXmlGrammar;
 
 /// A structural name (AX-2).

@@ -80,6 +80,8 @@ pub struct TagProbe {
     shape: Shape,
     scanned: usize,
     name_start: usize,
+    /// The spellings the name read so far can still become.
+    spellings: Spellings,
     /// Known once the name is complete.
     name: Option<Name>,
     /// Where the name ends (the attributes, if any, follow).
@@ -89,27 +91,68 @@ pub struct TagProbe {
     self_closing: bool,
 }
 
-/// Whether `typed` (the bytes after `<` or `</`) is a prefix of `P? name` for some
-/// allowed tag of the right kind; with `whole`, whether it is exactly one, and which.
-fn match_name(allowed: Allowed, closing: bool, typed: &[u8], whole: bool) -> Option<(Shape, Name)> {
-    let bare = typed.strip_prefix(PREFIX.as_bytes());
-    allowed.iter().find_map(|(shape, name)| {
-        if (*shape == Shape::Closer) != closing {
-            return None;
-        }
-        let spelling = name.as_str().as_bytes();
-        let fits = |t: &[u8]| {
-            if whole {
-                t == spelling
-            } else {
-                spelling.starts_with(t)
+/// Byte `k` of `name` written bare or in the prefixed form, if it is that long.
+fn spelled_byte(name: Name, prefixed: bool, k: usize) -> Option<u8> {
+    let bare = name.as_str().as_bytes();
+    if !prefixed {
+        return bare.get(k).copied();
+    }
+    let prefix = PREFIX.as_bytes();
+    match k.checked_sub(prefix.len()) {
+        None => Some(prefix[k]),
+        Some(j) => bare.get(j).copied(),
+    }
+}
+
+fn spelled_len(name: Name, prefixed: bool) -> usize {
+    name.as_str().len() + if prefixed { PREFIX.len() } else { 0 }
+}
+
+/// The spellings of a mode's tags, matched one byte at a time: bit `2i` stands for
+/// entry `i` of the mode written bare, bit `2i + 1` for it in the prefixed form.
+/// Modes have at most 16 tags.
+#[derive(Clone, Copy, Debug)]
+struct Spellings(u32);
+
+impl Spellings {
+    /// Every spelling of the mode's closers (or of its openers).
+    fn of(allowed: Allowed, closing: bool) -> Self {
+        let mut bits = 0;
+        for (i, (shape, _)) in allowed.iter().enumerate().take(16) {
+            if (*shape == Shape::Closer) == closing {
+                bits |= 0b11 << (2 * i);
             }
-        };
-        let viable = fits(typed)
-            || bare.is_some_and(fits)
-            || (!whole && PREFIX.as_bytes().starts_with(typed));
-        viable.then_some((*shape, *name))
-    })
+        }
+        Spellings(bits)
+    }
+
+    /// Keeps the spellings whose byte `k` is `b`; false when none is left.
+    fn advance(&mut self, allowed: Allowed, k: usize, b: u8) -> bool {
+        let mut bits = self.0;
+        while bits != 0 {
+            let bit = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (_, name) = allowed[bit / 2];
+            if spelled_byte(name, bit % 2 == 1, k) != Some(b) {
+                self.0 &= !(1 << bit);
+            }
+        }
+        self.0 != 0
+    }
+
+    /// The tag spelled by exactly `len` bytes, if any.
+    fn whole(&self, allowed: Allowed, len: usize) -> Option<(Shape, Name)> {
+        let mut bits = self.0;
+        while bits != 0 {
+            let bit = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (shape, name) = allowed[bit / 2];
+            if spelled_len(name, bit % 2 == 1) == len {
+                return Some((shape, name));
+            }
+        }
+        None
+    }
 }
 
 impl TagProbe {
@@ -122,6 +165,7 @@ impl TagProbe {
             shape: Shape::Closer,
             scanned: 1,
             name_start: 1,
+            spellings: Spellings(0),
             name: None,
             name_end: 0,
             attributes: false,
@@ -174,8 +218,10 @@ impl TagProbe {
                     Lt
                 }
                 Lt | Name if b.is_ascii_alphabetic() || b == b'_' || b == b':' => {
-                    let typed = &unit[self.name_start..=i];
-                    if match_name(self.allowed, self.closing, typed, false).is_none() {
+                    if self.state == Lt {
+                        self.spellings = Spellings::of(self.allowed, self.closing);
+                    }
+                    if !self.spellings.advance(self.allowed, i - self.name_start, b) {
                         return Verdict::Rejected;
                     }
                     Name
@@ -183,8 +229,7 @@ impl TagProbe {
                 Lt => return Verdict::Rejected,
                 Name => {
                     self.name_end = i;
-                    let typed = &unit[self.name_start..i];
-                    match match_name(self.allowed, self.closing, typed, true) {
+                    match self.spellings.whole(self.allowed, i - self.name_start) {
                         None => return Verdict::Rejected,
                         Some((shape, name)) => {
                             self.shape = shape;
