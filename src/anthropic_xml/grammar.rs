@@ -68,7 +68,7 @@ pub struct Tag {
 
 /// Parses the attribute list of an opener (everything after its name, `>`
 /// included) with pest: the attributes, entity-decoded, and whether it self-closes.
-pub fn parse_attributes(text: &str) -> Option<(IndexMap<String, String>, bool)> {
+pub fn parse_attributes(text: &str) -> Attributes {
     let pairs = AnthropicXmlGrammar::parse(Rule::attribute_list, text).ok()?;
     let mut attrs = IndexMap::new();
     let mut self_closing = false;
@@ -83,6 +83,43 @@ pub fn parse_attributes(text: &str) -> Option<(IndexMap<String, String>, bool)> 
         }
     }
     Some((attrs, self_closing))
+}
+
+/// What pest made of one attribute list.
+pub type Attributes = Option<(IndexMap<String, String>, bool)>;
+
+/// How many attribute lists [`AttributeMemo`] remembers, and the longest it keeps.
+const MEMO_ENTRIES: usize = 16;
+const MEMO_MAX_BYTES: usize = 256;
+
+/// Remembers the last few attribute lists pest parsed. Model output repeats the same
+/// tags (`<parameter name="path">` in every call) and a list's parse depends on its
+/// text alone, so a repeated list is answered without running pest on it again.
+/// Bounded: at most 16 lists of at most 256 bytes.
+#[derive(Clone, Debug, Default)]
+pub struct AttributeMemo {
+    entries: Vec<(String, Attributes)>,
+    next: usize,
+}
+
+impl AttributeMemo {
+    /// [`parse_attributes`], remembered.
+    pub fn parse(&mut self, text: &str) -> Attributes {
+        if let Some((_, parsed)) = self.entries.iter().find(|(t, _)| t == text) {
+            return parsed.clone();
+        }
+        let parsed = parse_attributes(text);
+        if text.len() <= MEMO_MAX_BYTES {
+            let entry = (text.to_string(), parsed.clone());
+            if self.entries.len() < MEMO_ENTRIES {
+                self.entries.push(entry);
+            } else {
+                self.entries[self.next] = entry;
+                self.next = (self.next + 1) % MEMO_ENTRIES;
+            }
+        }
+        parsed
+    }
 }
 
 fn attribute(pair: pest::iterators::Pair<'_, Rule>) -> Option<(String, String)> {
@@ -126,4 +163,33 @@ pub fn parse_tag(text: &str) -> Option<Tag> {
         }
     }
     Some(tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembered_attribute_lists_parse_as_pest_parses_them() {
+        let mut memo = AttributeMemo::default();
+        let lists: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    " name=\"p{}\" id='&amp;'{}>",
+                    i % 20,
+                    if i % 3 == 0 { "/" } else { "" }
+                )
+            })
+            .chain([
+                " name=>".to_string(),
+                format!(" name=\"{}\">", "x".repeat(300)),
+            ])
+            .collect();
+        for _ in 0..2 {
+            for list in &lists {
+                assert_eq!(memo.parse(list), parse_attributes(list), "{list}");
+            }
+        }
+        assert!(memo.entries.len() <= MEMO_ENTRIES);
+    }
 }

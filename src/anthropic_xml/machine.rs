@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 
 use super::entities;
 use super::event::Event;
-use super::grammar::{parse_attributes, parse_tag, Name, Tag};
+use super::grammar::{parse_tag, AttributeMemo, Name, Tag};
 use super::options::{Options, OptionsProblem};
 use super::probe::{Allowed, Probed, Shape, TagProbe};
 use super::typing::typed_input;
@@ -85,6 +85,7 @@ pub struct AnthropicXmlMachine {
     /// Calls or results finished so far in the current block.
     count: usize,
     call: OpenCall,
+    memo: AttributeMemo,
 }
 
 impl AnthropicXmlMachine {
@@ -100,6 +101,7 @@ impl AnthropicXmlMachine {
             in_text: false,
             count: 0,
             call: OpenCall::default(),
+            memo: AttributeMemo::default(),
         })
     }
 
@@ -236,12 +238,14 @@ impl AnthropicXmlMachine {
         let tag = match probed {
             Some(Probed::Tag(tag)) => Some(tag),
             Some(Probed::Attributes { name, from }) => {
-                parse_attributes(&text[from..]).map(|(attrs, self_closing)| Tag {
-                    closing: false,
-                    name,
-                    attrs,
-                    self_closing,
-                })
+                self.memo
+                    .parse(&text[from..])
+                    .map(|(attrs, self_closing)| Tag {
+                        closing: false,
+                        name,
+                        attrs,
+                        self_closing,
+                    })
             }
             None => parse_tag(text),
         };
