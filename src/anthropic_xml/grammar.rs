@@ -3,7 +3,6 @@
 // Generated code: pest adds an undocumented `EOI` variant and `Rule::all_rules`.
 #![allow(missing_docs)]
 
-use indexmap::IndexMap;
 use pest::Parser as _;
 use pest_derive::Parser;
 
@@ -60,24 +59,35 @@ pub struct Tag {
     pub closing: bool,
     /// The structural name.
     pub name: Name,
-    /// Attribute values, entity-decoded; the last duplicate wins.
-    pub attrs: IndexMap<String, String>,
+    /// Attributes in source order, values entity-decoded (see [`Tag::attr`]).
+    pub attrs: Vec<(String, String)>,
     /// `<... />`.
     pub self_closing: bool,
+}
+
+impl Tag {
+    /// The value of attribute `key`; of several, the last wins (AX-3).
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// Parses the attribute list of an opener (everything after its name, `>`
 /// included) with pest: the attributes, entity-decoded, and whether it self-closes.
 pub fn parse_attributes(text: &str) -> Attributes {
     let pairs = AnthropicXmlGrammar::parse(Rule::attribute_list, text).ok()?;
-    let mut attrs = IndexMap::new();
+    let mut attrs = Vec::new();
     let mut self_closing = false;
     for part in pairs {
         match part.as_rule() {
             Rule::self_close => self_closing = true,
             Rule::xml_attribute => {
                 let (key, value) = attribute(part)?;
-                attrs.insert(key, value);
+                attrs.push((key, value));
             }
             _ => {}
         }
@@ -86,7 +96,7 @@ pub fn parse_attributes(text: &str) -> Attributes {
 }
 
 /// What pest made of one attribute list.
-pub type Attributes = Option<(IndexMap<String, String>, bool)>;
+pub type Attributes = Option<(Vec<(String, String)>, bool)>;
 
 /// How many attribute lists [`AttributeMemo`] remembers, and the longest it keeps.
 const MEMO_ENTRIES: usize = 16;
@@ -141,7 +151,7 @@ pub fn parse_tag(text: &str) -> Option<Tag> {
     let mut tag = Tag {
         closing,
         name: Name::Thinking,
-        attrs: IndexMap::new(),
+        attrs: Vec::new(),
         self_closing: false,
     };
     for part in pair.into_inner() {
@@ -157,7 +167,7 @@ pub fn parse_tag(text: &str) -> Option<Tag> {
                     .next()
                     .map(|v| v.as_str())
                     .unwrap_or("");
-                tag.attrs.insert(key, decode(value).into_owned());
+                tag.attrs.push((key, decode(value).into_owned()));
             }
             _ => {}
         }

@@ -254,13 +254,8 @@ impl AnthropicXmlMachine {
         };
         let span = Span::new(start, start + text.len());
         let after = Span::empty(span.end);
-        let Tag {
-            closing,
-            name,
-            attrs,
-            self_closing,
-        } = tag;
-        let attr = |key: &str| attrs.get(key).cloned();
+        let (closing, name, self_closing) = (tag.closing, tag.name, tag.self_closing);
+        let attr = |key: &str| tag.attr(key).map(str::to_string);
         match (self.mode, closing, name) {
             (Mode::Top, false, Name::Thinking) => {
                 let index = self.open_block();

@@ -7,8 +7,6 @@
 //! byte that rules it out and text is emitted at once (S4). [`ValueEndProbe`] adds the
 //! lookahead that decides whether a parameter closer ends a value (AX-11).
 
-use indexmap::IndexMap;
-
 use super::grammar::{Name, Tag};
 use super::PREFIX;
 use crate::reentry::Verdict;
@@ -187,7 +185,7 @@ impl TagProbe {
         Some(Probed::Tag(Tag {
             closing: self.closing,
             name,
-            attrs: IndexMap::new(),
+            attrs: Vec::new(),
             self_closing: self.self_closing,
         }))
     }
