@@ -228,6 +228,71 @@ proptest! {
     }
 }
 
+/// The block type an event belongs to, by its own type.
+fn block_type(event: &anthropic_xml::Event) -> &'static str {
+    let value = serde_json::to_value(event).unwrap();
+    match value["type"].as_str().unwrap_or("") {
+        "text" => "text",
+        t if t.starts_with("thinking") => "thinking",
+        "tool_results_start" | "result_start" | "result_delta" | "result_end"
+        | "tool_results_end" => "tool_results",
+        "stray" => "block",
+        _ => "tool_calls",
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_event_carries_the_index_of_its_block_in_the_document(
+        pieces in prop::collection::vec(soup_piece(), 0..40),
+    ) {
+        let input = pieces.concat();
+        let mut parser = anthropic_xml::Parser::with_options(&Options::default()).unwrap();
+        let mut events: Vec<_> = parser.feed(input.as_bytes()).collect();
+        events.extend(parser.finish());
+        let doc = anthropic_xml::Document::fold(&events);
+        let types: Vec<String> = doc
+            .blocks
+            .iter()
+            .map(|b| serde_json::to_value(b).unwrap()["type"].as_str().unwrap().to_string())
+            .collect();
+        for event in &events {
+            let at = types.get(event.index());
+            prop_assert!(at.is_some(), "index {} past {} blocks", event.index(), types.len());
+            let want = block_type(event);
+            let at = at.unwrap().as_str();
+            if want == "block" {
+                prop_assert!(at == "tool_calls" || at == "tool_results", "stray in a {} block", at);
+            } else {
+                prop_assert_eq!(at, want);
+            }
+        }
+    }
+}
+
+#[test]
+fn blocks_carry_spans_from_opener_to_closer_when_asked() {
+    let open = idiolect::dialect("anthropic-xml").unwrap().open;
+    let mut session = open(&Value::Null, true).unwrap();
+    let input = "hi <thinking>x</thinking><function_calls><invoke name=\"a\"/></function_calls>";
+    let mut events = Vec::new();
+    session.feed(input.as_bytes(), &mut events);
+    session.finish(&mut events);
+    let doc = session.document();
+    let spans: Vec<Value> = doc["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["span"].clone())
+        .collect();
+    assert_eq!(
+        spans,
+        vec![json!([0, 3]), json!([3, 25]), json!([25, input.len()])]
+    );
+}
+
 #[test]
 fn invoke_end_carries_the_whole_call_as_soon_as_its_closer_arrives() {
     let mut parser = anthropic_xml::Parser::with_options(&Options::default()).unwrap();
