@@ -7,6 +7,7 @@
 //! its document, which is exactly what parsing the whole input gives.
 //!
 //! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
+//! - [`anthropic_xml`]: prose, `<thinking>`, `<function_calls>` and `<function_results>`.
 //! - [`transcript`]: prompts such as `\n\nHuman: …\n\nAssistant:`, their stop
 //!   sequences, and continuations cut at the first stop.
 //!
@@ -14,6 +15,7 @@
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod anthropic_xml;
 pub mod conformance;
 pub mod reentry;
 pub mod sections;

@@ -213,7 +213,11 @@ impl std::fmt::Debug for Dialect {
 
 /// Every dialect this build knows, in a stable order.
 pub fn dialects() -> &'static [Dialect] {
-    &[crate::sections::DIALECT, crate::transcript::DIALECT]
+    &[
+        crate::sections::DIALECT,
+        crate::anthropic_xml::DIALECT,
+        crate::transcript::DIALECT,
+    ]
 }
 
 /// The dialect called `name`, if there is one.
