@@ -1,60 +1,29 @@
 //! Which anthropic-xml `thinking` or `function_calls` block is open, for the
-//! structure-aware stop scanner (TR-74).
+//! structure-aware stop scanner (TR-74), read by the anthropic-xml dialect's own
+//! machine.
 //!
-//! This is a minimal tracker: it knows the four block tags, plain or with the
-//! `antml:` prefix, and nothing inside a block. It should give way to the
-//! anthropic-xml dialect's machine once that lands (that machine also knows
-//! parameters, so a literal closer inside a parameter value stays content). The
-//! interface is made for that swap: text is fed as it arrives, the state may be
-//! known only up to some offset (`known_until`), and the scanner asks about a byte
-//! only once the state there is known.
+//! The machine is fed the continuation as it arrives; its events say where each
+//! block opens (the opener's last byte) and closes (the closer's last byte). It
+//! decides text a little late (a viable tag prefix is held back), so the state is
+//! known only up to the end of its last event (`known_until`); the scanner asks
+//! about a byte only once it is known.
 
 use std::collections::VecDeque;
 
-use super::finder::{Cursor, Gate, Hit, Patterns};
-
-/// The tag prefix, assembled from pieces: some tooling treats the literal
-/// prefixed tags as live markup (DESIGN §5, practical note).
-const PREFIX: &str = concat!("ant", "ml:");
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Block {
-    Thinking,
-    FunctionCalls,
-}
-
-/// The block tags, in the order [`tag`] decodes.
-fn tags() -> Vec<String> {
-    let mut tags = Vec::new();
-    for prefix in ["", PREFIX] {
-        for name in ["thinking", "function_calls"] {
-            tags.push(format!("<{prefix}{name}>"));
-            tags.push(format!("</{prefix}{name}>"));
-        }
-    }
-    tags
-}
-
-/// (block, is closer) of tag number `index` of [`tags`].
-fn tag(index: usize) -> (Block, bool) {
-    let block = if index % 4 < 2 {
-        Block::Thinking
-    } else {
-        Block::FunctionCalls
-    };
-    (block, index % 2 == 1)
-}
+use super::finder::Gate;
+use crate::anthropic_xml::{self, AnthropicXmlMachine, Event};
+use crate::reentry::Stream;
 
 /// Block state over the continuation, fed as it arrives.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Blocks {
-    patterns: Patterns,
-    cursor: Cursor,
-    done: Vec<Hit>,
-    /// The block open after the last byte fed.
-    open: Option<Block>,
+    stream: Stream<AnthropicXmlMachine>,
+    /// The machine's hold-back bound: how far it may lag behind what was fed.
+    lag: usize,
     /// Absolute offset of the next byte to feed.
     fed: usize,
+    /// The state is known after every byte before this offset.
+    known: usize,
     /// State changes not yet asked about: (offset of the byte after which it
     /// holds, whether a block is open from then on).
     changes: VecDeque<(usize, bool)>,
@@ -63,67 +32,57 @@ pub(crate) struct Blocks {
 }
 
 impl Blocks {
-    /// Outside any block, at offset 0.
-    pub fn new() -> Self {
-        Blocks {
-            patterns: Patterns::new(&tags()),
-            cursor: Cursor::default(),
-            done: Vec::new(),
-            open: None,
+    /// Outside any block, at offset 0; `None` if the machine refuses its default
+    /// options (it does not).
+    pub fn new() -> Option<Self> {
+        let machine = AnthropicXmlMachine::new(&anthropic_xml::Options::default()).ok()?;
+        let lag = machine.hold_back_bound();
+        Some(Blocks {
+            stream: Stream::new(machine),
+            lag,
             fed: 0,
+            known: 0,
             changes: VecDeque::new(),
             asked_open: false,
-        }
+        })
     }
 
     /// Feeds `text`, which starts at absolute offset `base`; bytes fed before are
-    /// skipped, so the caller may offer its whole pending text each time. `eof`
-    /// says no more text will come (this tracker decides each byte at once and
-    /// needs no end-of-input rule).
-    pub fn feed(&mut self, text: &str, base: usize, _eof: bool) {
-        let bytes = text.as_bytes();
-        let mut i = self.fed.saturating_sub(base);
-        while i < bytes.len() {
-            if self.cursor.is_idle() {
-                // Only a `<` can start a tag.
-                match memchr::memchr(b'<', &bytes[i..]) {
-                    Some(k) => i += k,
-                    None => break,
-                }
-            }
-            let at = base + i;
-            self.done.clear();
-            self.cursor
-                .step(&self.patterns, bytes[i], at, &mut self.done);
-            for hit in &self.done {
-                let (block, closer) = tag(hit.pattern);
-                let next = match (self.open, closer) {
-                    // Outside, an opener opens; a stray closer is text.
-                    (None, false) => Some(block),
-                    (None, true) => None,
-                    // Inside, only the block's own closer (either spelling) closes it.
-                    (Some(open), true) if open == block => None,
-                    (open, _) => open,
-                };
-                if next != self.open {
-                    self.open = next;
-                    self.changes.push_back((at, next.is_some()));
-                }
-            }
-            i += 1;
+    /// skipped, so the caller may offer its whole pending text each time. At `eof`
+    /// the machine applies its end-of-input rules and everything is known.
+    pub fn feed(&mut self, text: &str, base: usize, eof: bool) {
+        let from = self.fed.saturating_sub(base).min(text.len());
+        let mut events: Vec<Event> = self.stream.feed(&text.as_bytes()[from..]).collect();
+        if eof {
+            events.extend(self.stream.finish());
         }
-        self.fed = self.fed.max(base + bytes.len());
+        self.fed = self.fed.max(base + text.len());
+        for event in &events {
+            let span = event.span();
+            let change = match event {
+                Event::ThinkingStart { .. } | Event::ToolCallsStart { .. } => Some(true),
+                Event::ThinkingEnd { closed: true, .. }
+                | Event::ToolCallsEnd { closed: true, .. } => Some(false),
+                _ => None,
+            };
+            if let (Some(open), false) = (change, span.is_empty()) {
+                self.changes.push_back((span.end - 1, open));
+            }
+            self.known = self.known.max(span.end);
+        }
+        if eof {
+            self.known = self.fed;
+        }
     }
 
     /// The state is known after every byte before this absolute offset.
     pub fn known_until(&self) -> usize {
-        self.fed
+        self.known
     }
 
-    /// The most bytes the tracker lags behind what was fed (none: it decides
-    /// each byte as it comes).
+    /// The most bytes the state may lag behind what was fed.
     pub fn lag_bound(&self) -> usize {
-        0
+        self.lag
     }
 }
 

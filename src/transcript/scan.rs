@@ -104,7 +104,7 @@ impl Fold<ScanEvent> for ScanFolder {
 }
 
 /// The stop scanner's state machine (driven by [`crate::reentry::Stream`]).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ScanMachine {
     stops: Vec<String>,
     finder: Finder,
@@ -116,7 +116,7 @@ impl ScanMachine {
     /// A scanner for `stops`; with `structure_aware`, stops inside thinking and
     /// function_calls blocks do not count (TR-74).
     pub fn new(stops: Vec<String>, structure_aware: bool) -> Self {
-        let blocks = structure_aware.then(Blocks::new);
+        let blocks = structure_aware.then(Blocks::new).flatten();
         let finder = Finder::new(Patterns::new(&stops), 0);
         ScanMachine {
             stops,
