@@ -7,11 +7,13 @@
 //! its document, which is exactly what parsing the whole input gives.
 //!
 //! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
+//! - [`kindaxml`]: `We shipped <cite id=1>`, `<claim>…</claim>`, `<todo/>`: annotations.
 //!
 //! The [`session`] module drives any dialect by name with JSON options; the CLI
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod kindaxml;
 pub mod reentry;
 pub mod sections;
 pub mod session;
