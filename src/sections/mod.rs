@@ -77,3 +77,6 @@ pub const DIALECT: session::Dialect = session::Dialect {
     open,
     render: None,
 };
+
+#[cfg(test)]
+mod agreement_tests;

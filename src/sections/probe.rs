@@ -6,7 +6,7 @@
 //! test checks that the two agree), so it rejects a candidate on the very byte
 //! that rules it out: that is what lets text be emitted promptly (S4).
 
-use super::options::Registry;
+use super::options::{NameMatch, Registry};
 use crate::reentry::Verdict;
 
 /// Deepest `{` nesting an attribute value may have (SEC-6).
@@ -68,7 +68,11 @@ enum OpenState {
 pub struct OpenerProbe {
     state: OpenState,
     scanned: usize,
-    name_end: usize,
+    name: NameMatch,
+    /// The section named, once the name is complete.
+    section: Option<usize>,
+    /// Whether any attribute follows the name.
+    has_attributes: bool,
 }
 
 impl OpenerProbe {
@@ -77,7 +81,9 @@ impl OpenerProbe {
         OpenerProbe {
             state: OpenState::Lt,
             scanned: 1,
-            name_end: 0,
+            name: NameMatch::default(),
+            section: None,
+            has_attributes: false,
         }
     }
 
@@ -92,17 +98,23 @@ impl OpenerProbe {
             let i = self.scanned;
             self.scanned += 1;
             self.state = match self.state {
-                Lt if is_name_byte(b) && registry.is_prefix(&unit[1..=i], None) => Name,
+                Lt if is_name_byte(b) => {
+                    self.name = registry.start(None);
+                    if !registry.narrow(&mut self.name, b, None) {
+                        return Verdict::Rejected;
+                    }
+                    Name
+                }
                 Lt => return Verdict::Rejected,
                 Name if is_name_byte(b) => {
-                    if !registry.is_prefix(&unit[1..=i], None) {
+                    if !registry.narrow(&mut self.name, b, None) {
                         return Verdict::Rejected;
                     }
                     Name
                 }
                 Name => {
-                    self.name_end = i;
-                    if registry.lookup(&unit[1..i]).is_none() {
+                    self.section = registry.matched(&self.name, None);
+                    if self.section.is_none() {
                         return Verdict::Rejected;
                     }
                     match b {
@@ -115,7 +127,10 @@ impl OpenerProbe {
                 Gap | AfterValue if b == b'>' => return Verdict::Complete(i + 1),
                 Gap | AfterValue if b == b'/' => Slash,
                 Gap | AfterValue if is_ws(b) => Gap,
-                Gap if is_key_byte(b) => Key,
+                Gap if is_key_byte(b) => {
+                    self.has_attributes = true;
+                    Key
+                }
                 Gap | AfterValue => return Verdict::Rejected,
                 Key | KeyGap if b == b'>' => return Verdict::Complete(i + 1),
                 Key | KeyGap if b == b'/' => Slash,
@@ -205,11 +220,22 @@ impl OpenerProbe {
                 Slash => return Verdict::Rejected,
             };
         }
-        if self.scanned >= max && self.state != Lt {
+        if self.scanned >= max {
             // The next byte would exceed the bound whatever it is.
             return Verdict::Rejected;
         }
         Verdict::NeedMore
+    }
+
+    /// The section a complete opener names.
+    pub fn section(&self) -> Option<usize> {
+        self.section
+    }
+
+    /// Whether a complete opener has attributes (only then is there anything for
+    /// pest to extract).
+    pub fn has_attributes(&self) -> bool {
+        self.has_attributes
     }
 }
 
@@ -226,7 +252,7 @@ enum CloseState {
 pub struct CloserProbe {
     state: CloseState,
     scanned: usize,
-    name_start: usize,
+    name: NameMatch,
 }
 
 impl CloserProbe {
@@ -235,7 +261,7 @@ impl CloserProbe {
         CloserProbe {
             state: CloseState::Lt,
             scanned: 1,
-            name_start: 0,
+            name: NameMatch::default(),
         }
     }
 
@@ -259,19 +285,22 @@ impl CloserProbe {
                 Lt if b == b'/' => Slash,
                 Lt => return Verdict::Rejected,
                 Slash if is_ws(b) => Slash,
-                Slash if is_name_byte(b) && registry.is_prefix(&[b], Some(section)) => {
-                    self.name_start = i;
+                Slash if is_name_byte(b) => {
+                    self.name = registry.start(Some(section));
+                    if !registry.narrow(&mut self.name, b, Some(section)) {
+                        return Verdict::Rejected;
+                    }
                     Name
                 }
                 Slash => return Verdict::Rejected,
                 Name if is_name_byte(b) => {
-                    if !registry.is_prefix(&unit[self.name_start..=i], Some(section)) {
+                    if !registry.narrow(&mut self.name, b, Some(section)) {
                         return Verdict::Rejected;
                     }
                     Name
                 }
                 Name => {
-                    if registry.lookup(&unit[self.name_start..i]) != Some(section) {
+                    if registry.matched(&self.name, Some(section)).is_none() {
                         return Verdict::Rejected;
                     }
                     match b {
