@@ -16,6 +16,12 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "<div>", "<!--", "-->", "a < b", "x<y", "é", "🦀", "\u{feff}", "<think a={b{c}} d='e' f>",
             "<THINK>", "</Think>", "<run-bash", "\0",
         ],
+        "kindaxml" => &[
+            "<cite id=1>", "</cite>", "<note>", "</note>", "<todo/>", "<claim a='x>", "<label b=\"y",
+            "<weird k=v>", "</weird>", "<br/>", "<![CDATA[", "]]>", "]", "\\<", "<", "</", ">", "/>",
+            "\"", "'", "=", " ", "\n", "\r\n", ".", ",", "a < b", "x<y", "é", "🦀", "。", "…", "\0",
+            "<CITE>", "</ cite>", "<cite href=http://x/y/>",
+        ],
         _ => return None,
     })
 }
@@ -127,4 +133,5 @@ macro_rules! dialect_properties {
 
 dialect_properties! {
     sections_streams_like_the_whole_parse => "sections",
+    kindaxml_streams_like_the_whole_parse => "kindaxml",
 }
