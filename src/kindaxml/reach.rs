@@ -170,7 +170,7 @@ mod tests {
         let mut e = Extent::default();
         e.feed("  (ab", 10, true);
         e.feed("c), ", 15, true);
-        assert_eq!(e.span(), Some((13, 17)));
+        assert_eq!(e.span(), Some((13, 16)));
     }
 
     #[test]
