@@ -89,7 +89,10 @@ impl DocumentFolder {
             Some(last) if last.annotations.is_empty() => last.text.push_str(text),
             _ => {
                 self.starts.push(self.document.text.len());
-                segments.push(Segment { text: text.to_string(), annotations: Vec::new() });
+                segments.push(Segment {
+                    text: text.to_string(),
+                    annotations: Vec::new(),
+                });
             }
         }
         self.document.text.push_str(text);
@@ -104,7 +107,13 @@ impl DocumentFolder {
         let segment = &mut self.document.segments[i];
         let tail = segment.text.split_off(at - self.starts[i]);
         let annotations = segment.annotations.clone();
-        self.document.segments.insert(i + 1, Segment { text: tail, annotations });
+        self.document.segments.insert(
+            i + 1,
+            Segment {
+                text: tail,
+                annotations,
+            },
+        );
         self.starts.insert(i + 1, at);
         i + 1
     }
@@ -115,7 +124,11 @@ impl DocumentFolder {
             return;
         }
         let first = self.cut(start);
-        let last = if end == self.document.text.len() { self.starts.len() } else { self.cut(end) };
+        let last = if end == self.document.text.len() {
+            self.starts.len()
+        } else {
+            self.cut(end)
+        };
         for segment in &mut self.document.segments[first..last] {
             segment.annotations.push(annotation.clone());
         }
@@ -128,13 +141,37 @@ impl Fold<Event> for DocumentFolder {
     fn push(&mut self, event: &Event) {
         match event {
             Event::Text { text, .. } => self.append_text(text),
-            Event::Annotation { tag, attrs, start, end, recovery, .. } => {
-                let annotation = Annotation { tag: tag.clone(), attrs: attrs.clone(), recovery: *recovery };
+            Event::Annotation {
+                tag,
+                attrs,
+                start,
+                end,
+                recovery,
+                ..
+            } => {
+                let annotation = Annotation {
+                    tag: tag.clone(),
+                    attrs: attrs.clone(),
+                    recovery: *recovery,
+                };
                 self.annotate(*start, *end, annotation);
             }
-            Event::Marker { pos, tag, attrs, recovery, .. } => {
-                let annotation = Annotation { tag: tag.clone(), attrs: attrs.clone(), recovery: *recovery };
-                self.document.markers.push(Marker { pos: *pos, annotation });
+            Event::Marker {
+                pos,
+                tag,
+                attrs,
+                recovery,
+                ..
+            } => {
+                let annotation = Annotation {
+                    tag: tag.clone(),
+                    attrs: attrs.clone(),
+                    recovery: *recovery,
+                };
+                self.document.markers.push(Marker {
+                    pos: *pos,
+                    annotation,
+                });
             }
             Event::Open { .. } | Event::Markup { .. } => {}
         }

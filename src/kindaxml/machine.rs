@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::options::{
-    CdataUnclosed, Config, Options, OptionsProblem, SelfClosingTarget, Strategy,
-    StrayEndTagPolicy, UnknownMode,
+    CdataUnclosed, Config, Options, OptionsProblem, SelfClosingTarget, Strategy, StrayEndTagPolicy,
+    UnknownMode,
 };
 use super::probe::{TagProbe, UnitKind};
 use super::reach::{Forward, ForwardTracker, LineTracker};
@@ -202,9 +202,17 @@ impl KindaxmlMachine {
         self.out_len += text.len();
         self.line.feed(text, pos, trim);
         let end = start + text.len();
-        out.push(Event::Text { text: text.to_string(), pos, span: Span::new(start, end) });
+        out.push(Event::Text {
+            text: text.to_string(),
+            pos,
+            span: Span::new(start, end),
+        });
         let decided = match self.open.as_mut() {
-            Some(Open { forward: Some(forward), closable, .. }) => {
+            Some(Open {
+                forward: Some(forward),
+                closable,
+                ..
+            }) => {
                 forward.feed(text, pos, trim);
                 !*closable && forward.is_done()
             }
@@ -217,17 +225,38 @@ impl KindaxmlMachine {
     }
 
     fn emit_markup(&self, kind: MarkupKind, span: Span, out: &mut Vec<Event>) {
-        out.push(Event::Markup { kind, pos: self.out_len, span });
+        out.push(Event::Markup {
+            kind,
+            pos: self.out_len,
+            span,
+        });
     }
 
-    fn annotate(&self, open: Open, range: Option<(usize, usize)>, why: Recovery, span: Span) -> Event {
+    fn annotate(
+        &self,
+        open: Open,
+        range: Option<(usize, usize)>,
+        why: Recovery,
+        span: Span,
+    ) -> Event {
         let tag = self.config.tags[open.tag].0.clone();
         let recovery = self.config.metadata.then_some(why);
         match range {
-            Some((start, end)) if start < end => {
-                Event::Annotation { tag, attrs: open.attrs, start, end, recovery, span }
-            }
-            _ => Event::Marker { pos: open.pos, tag, attrs: open.attrs, recovery, span },
+            Some((start, end)) if start < end => Event::Annotation {
+                tag,
+                attrs: open.attrs,
+                start,
+                end,
+                recovery,
+                span,
+            },
+            _ => Event::Marker {
+                pos: open.pos,
+                tag,
+                attrs: open.attrs,
+                recovery,
+                span,
+            },
         }
     }
 
@@ -249,7 +278,13 @@ impl KindaxmlMachine {
     }
 
     /// Acts on a complete unit; returns false if it turns out to be text after all.
-    fn take_unit(&mut self, kind: UnitKind, unit: &str, start: usize, out: &mut Vec<Event>) -> bool {
+    fn take_unit(
+        &mut self,
+        kind: UnitKind,
+        unit: &str,
+        start: usize,
+        out: &mut Vec<Event>,
+    ) -> bool {
         let span = Span::new(start, start + unit.len());
         match kind {
             UnitKind::CdataOpen => {
@@ -258,10 +293,15 @@ impl KindaxmlMachine {
                 true
             }
             UnitKind::End => {
-                let Some(name) = tag::parse_end(unit) else { return false };
+                let Some(name) = tag::parse_end(unit) else {
+                    return false;
+                };
                 match self.config.lookup(name.as_bytes()) {
                     Some(index) => {
-                        let closes = self.open.as_ref().is_some_and(|o| o.closable && o.tag == index);
+                        let closes = self
+                            .open
+                            .as_ref()
+                            .is_some_and(|o| o.closable && o.tag == index);
                         if closes {
                             if let Some(open) = self.open.take() {
                                 let range = Some((open.pos, self.out_len));
@@ -295,7 +335,13 @@ impl KindaxmlMachine {
                         let tag = self.config.tags[index].0.clone();
                         let recovery = self.config.metadata.then_some(Recovery::SelfClosing);
                         let attrs = parsed.attrs;
-                        out.push(Event::Marker { pos: self.out_len, tag, attrs, recovery, span });
+                        out.push(Event::Marker {
+                            pos: self.out_len,
+                            tag,
+                            attrs,
+                            recovery,
+                            span,
+                        });
                         return true;
                     }
                     (true, SelfClosingTarget::NextToken) => (false, Some(Forward::NextToken)),
@@ -369,7 +415,11 @@ impl Machine for KindaxmlMachine {
                         self.emit_text(&pending[run..at + text], base + run, out);
                         at += text;
                         if markup > 0 {
-                            self.emit_markup(MarkupKind::CdataEnd, Span::new(base + at, base + at + markup), out);
+                            self.emit_markup(
+                                MarkupKind::CdataEnd,
+                                Span::new(base + at, base + at + markup),
+                                out,
+                            );
                         }
                         at += markup;
                         run = at;
@@ -382,7 +432,12 @@ impl Machine for KindaxmlMachine {
                     }
                     None => {
                         // A trailing `]` or `]]` may begin the closing `]]>`.
-                        let brackets = bytes[at..].iter().rev().take(2).take_while(|&&b| b == b']').count();
+                        let brackets = bytes[at..]
+                            .iter()
+                            .rev()
+                            .take(2)
+                            .take_while(|&&b| b == b']')
+                            .count();
                         let keep = pending.len() - brackets;
                         self.emit_text(&pending[run..keep], base + run, out);
                         return keep;

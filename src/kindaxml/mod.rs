@@ -69,7 +69,11 @@ fn open(options: &serde_json::Value, _spans: bool) -> Result<Box<dyn Session>, O
     let machine =
         KindaxmlMachine::new(&options).map_err(|e| OptionsError::new("kindaxml", e.to_string()))?;
     let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(machine, DocumentFolder::new(), Some(bound))))
+    Ok(Box::new(TypedSession::new(
+        machine,
+        DocumentFolder::new(),
+        Some(bound),
+    )))
 }
 
 /// The kindaxml dialect for the dynamic layer.

@@ -164,7 +164,10 @@ impl std::fmt::Display for OptionsProblem {
             }
             OptionsProblem::Duplicate(n) => write!(f, "tag {n:?} is recognized twice"),
             OptionsProblem::StrategyForUnknownTag(n) => {
-                write!(f, "per_tag_recovery_strategy names {n:?}, which is not a recognized tag")
+                write!(
+                    f,
+                    "per_tag_recovery_strategy names {n:?}, which is not a recognized tag"
+                )
             }
             OptionsProblem::TagBoundTooSmall(n) => {
                 write!(f, "max_tag_bytes is {n}; it must be at least 3")
@@ -252,7 +255,9 @@ impl Config {
 
     /// The recognized tag `name` spells, if any.
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
-        self.tags.iter().position(|(t, _)| self.same(t.as_bytes(), name))
+        self.tags
+            .iter()
+            .position(|(t, _)| self.same(t.as_bytes(), name))
     }
 
     /// Whether `prefix` begins some recognized name.

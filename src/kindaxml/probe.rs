@@ -84,7 +84,13 @@ impl Default for TagProbe {
 impl TagProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
     pub fn new() -> Self {
-        TagProbe { state: State::Lt, scanned: 1, name_start: 1, first_gt: None, kind: UnitKind::Start }
+        TagProbe {
+            state: State::Lt,
+            scanned: 1,
+            name_start: 1,
+            first_gt: None,
+            kind: UnitKind::Start,
+        }
     }
 
     /// What the candidate is, once the probe said [`Verdict::Complete`].
@@ -190,7 +196,9 @@ impl TagProbe {
                 }
                 Slash if b == b'>' => return done,
                 Slash => return Verdict::Rejected,
-                EndSlash if b.is_ascii_alphabetic() && self.name_ok(&unit[2..=i], config, false) => {
+                EndSlash
+                    if b.is_ascii_alphabetic() && self.name_ok(&unit[2..=i], config, false) =>
+                {
                     EndName
                 }
                 EndSlash => return Verdict::Rejected,

@@ -112,8 +112,16 @@ pub struct ForwardTracker {
 impl ForwardTracker {
     /// A tracker for a tag just read.
     pub fn new(forward: Forward) -> Self {
-        let phase = if forward == Forward::NextToken { Phase::Before } else { Phase::Inside };
-        ForwardTracker { forward, phase, extent: Extent::default() }
+        let phase = if forward == Forward::NextToken {
+            Phase::Before
+        } else {
+            Phase::Inside
+        };
+        ForwardTracker {
+            forward,
+            phase,
+            extent: Extent::default(),
+        }
     }
 
     /// Whether later text can no longer change the span.

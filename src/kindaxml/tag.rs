@@ -33,7 +33,9 @@ pub(crate) struct StartTag<'a> {
 
 /// Parses a start or self-closing tag window; `None` if pest refuses it.
 pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<StartTag<'_>> {
-    let tag = KindaxmlGrammar::parse(Rule::start_tag, window).ok()?.next()?;
+    let tag = KindaxmlGrammar::parse(Rule::start_tag, window)
+        .ok()?
+        .next()?;
     let mut name = "";
     let mut attrs = Attrs::new();
     let mut self_closing = false;
@@ -49,7 +51,10 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
                     None => attribute_value(&text[key.as_str().len()..]),
                     Some(v) => match v.as_rule() {
                         Rule::dq_value | Rule::sq_value => AttrValue::Text(
-                            v.into_inner().next().map(|i| i.as_str().to_string()).unwrap_or_default(),
+                            v.into_inner()
+                                .next()
+                                .map(|i| i.as_str().to_string())
+                                .unwrap_or_default(),
                         ),
                         _ => AttrValue::Text(v.as_str().to_string()),
                     },
@@ -59,7 +64,11 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
             _ => {}
         }
     }
-    Some(StartTag { name, attrs, self_closing })
+    Some(StartTag {
+        name,
+        attrs,
+        self_closing,
+    })
 }
 
 /// The value of an attribute pest found no value in, from what follows its key:
@@ -94,5 +103,7 @@ fn insert(attrs: &mut Attrs, key: &str, value: AttrValue, duplicates: DuplicateA
 /// Parses an end tag window and returns its name; `None` if pest refuses it.
 pub(crate) fn parse_end(window: &str) -> Option<&str> {
     let tag = KindaxmlGrammar::parse(Rule::end_tag, window).ok()?.next()?;
-    tag.into_inner().find(|p| p.as_rule() == Rule::name).map(|p| p.as_str())
+    tag.into_inner()
+        .find(|p| p.as_rule() == Rule::name)
+        .map(|p| p.as_str())
 }

@@ -2,7 +2,9 @@
 //! errors, probe/pest agreement, streaming under non-default options, big inputs.
 
 use pest::Parser as _;
-use proptest::prelude::{any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
+use proptest::prelude::{
+    any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, ProptestConfig,
+};
 use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
 
@@ -13,19 +15,39 @@ use crate::reentry::Verdict;
 
 #[test]
 fn bad_options_are_errors() {
-    let bad_name = Options { recognized_tags: vec!["1x".into()], ..Options::default() };
-    assert_eq!(Parser::with_options(&bad_name).err(), Some(OptionsProblem::BadName("1x".into())));
+    let bad_name = Options {
+        recognized_tags: vec!["1x".into()],
+        ..Options::default()
+    };
+    assert_eq!(
+        Parser::with_options(&bad_name).err(),
+        Some(OptionsProblem::BadName("1x".into()))
+    );
     let twice = Options {
         recognized_tags: vec!["cite".into(), "CITE".into()],
         case_sensitive_tags: false,
         ..Options::default()
     };
-    assert!(matches!(Parser::with_options(&twice), Err(OptionsProblem::Duplicate(_))));
+    assert!(matches!(
+        Parser::with_options(&twice),
+        Err(OptionsProblem::Duplicate(_))
+    ));
     let mut stray = Options::default();
-    stray.per_tag_recovery_strategy.insert("nope".into(), Strategy::Noop);
-    assert!(matches!(Parser::with_options(&stray), Err(OptionsProblem::StrategyForUnknownTag(_))));
-    let tiny = Options { max_tag_bytes: 2, ..Options::default() };
-    assert!(matches!(Parser::with_options(&tiny), Err(OptionsProblem::TagBoundTooSmall(2))));
+    stray
+        .per_tag_recovery_strategy
+        .insert("nope".into(), Strategy::Noop);
+    assert!(matches!(
+        Parser::with_options(&stray),
+        Err(OptionsProblem::StrategyForUnknownTag(_))
+    ));
+    let tiny = Options {
+        max_tag_bytes: 2,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Parser::with_options(&tiny),
+        Err(OptionsProblem::TagBoundTooSmall(2))
+    ));
 }
 
 #[test]
@@ -44,7 +66,10 @@ fn options_json_uses_the_spec_names() {
         "max_tag_bytes": 99, "cdata": false, "cdata_unclosed": "to_line_end", "backslash_escapes": true
     }))
     .expect("every spec option name deserializes");
-    assert_eq!(options.per_tag_recovery_strategy["cite"], Strategy::ForwardNextToken);
+    assert_eq!(
+        options.per_tag_recovery_strategy["cite"],
+        Strategy::ForwardNextToken
+    );
     assert_eq!(options.cdata_unclosed, CdataUnclosed::ToLineEnd);
 }
 
@@ -123,7 +148,10 @@ fn stream_document(options: &Value, chunks: &[&[u8]]) -> Value {
         assert_eq!(span[0].as_u64(), Some(covered), "spans tile: {event}");
         covered = span[1].as_u64().unwrap_or(0);
     }
-    assert_eq!(covered as usize, String::from_utf8_lossy(&chunks.concat()).len());
+    assert_eq!(
+        covered as usize,
+        String::from_utf8_lossy(&chunks.concat()).len()
+    );
     session.document()
 }
 
@@ -177,7 +205,10 @@ fn many_unclosed_tags_on_one_line_stay_linear_in_output() {
     let input = "x <cite id=1>".repeat(100_000);
     let doc = parse(&input, &Options::default()).expect("defaults");
     // Each cite annotates only its own `x` (KX-18): one annotation per segment.
-    assert_eq!(doc.segments.iter().map(|s| s.annotations.len()).max(), Some(1));
+    assert_eq!(
+        doc.segments.iter().map(|s| s.annotations.len()).max(),
+        Some(1)
+    );
     assert_eq!(doc.segments.len(), 200_000);
 }
 
@@ -194,5 +225,9 @@ fn unmatched_quote_cannot_swallow_more_than_a_line() {
     let input = format!("<cite id=\"1>{}\nnext <note>", "a".repeat(10_000));
     let doc = parse(&input, &Options::default()).expect("defaults");
     assert!(doc.text.ends_with("\nnext "));
-    assert_eq!(doc.markers.len(), 1, "the cite sits at the start of its line");
+    assert_eq!(
+        doc.markers.len(),
+        1,
+        "the cite sits at the start of its line"
+    );
 }
