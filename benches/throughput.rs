@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use idiolect::sections;
+use idiolect::{kindaxml, sections};
 use support::*;
 
 fn sections_events(input: &[u8], chunk: usize) -> usize {
@@ -19,6 +19,23 @@ fn sections_events(input: &[u8], chunk: usize) -> usize {
         n += parser.feed(piece).count();
     }
     n + parser.finish().count()
+}
+
+fn kindaxml_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser =
+        kindaxml::Parser::with_options(&kindaxml::Options::default()).expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+/// The whole-document parse including the folded document (segments and markers).
+fn kindaxml_document(input: &[u8], _chunk: usize) -> usize {
+    let text = std::str::from_utf8(input).expect("generated inputs are UTF-8");
+    let doc = kindaxml::parse(text, &kindaxml::Options::default()).expect("default options");
+    doc.segments.len() + doc.markers.len()
 }
 
 struct Bench {
@@ -103,9 +120,34 @@ fn main() {
         &sections_big_body(1_000_000 / bench.scale, 4),
         sections_events,
     );
+    bench.row(
+        "kindaxml: annotated answer",
+        &kindaxml_annotated(size, 6),
+        kindaxml_events,
+    );
+    bench.row(
+        "kindaxml: 100k unclosed cites on one line",
+        &kindaxml_unclosed_line(100_000 / bench.scale),
+        kindaxml_events,
+    );
 
     println!("\n## Scaling (whole-input time at 1, 4 and 16 MB; 16 MB / 1 MB whole and at 16-byte chunks)\n");
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
     println!("|---|---|---|---|---|---|");
     bench.scaling("sections: mixed", |n| sections_mixed(n, 5), sections_events);
+    bench.scaling(
+        "kindaxml: annotated answer",
+        |n| kindaxml_annotated(n, 7),
+        kindaxml_events,
+    );
+    bench.scaling(
+        "kindaxml: annotated answer, folded document",
+        |n| kindaxml_annotated(n, 7),
+        kindaxml_document,
+    );
+    bench.scaling(
+        "kindaxml: unclosed cites on one line",
+        |n| kindaxml_unclosed_line(n / 16),
+        kindaxml_events,
+    );
 }

@@ -128,6 +128,16 @@ impl Event {
     }
 }
 
+/// A complete unit the probe delimited.
+struct Unit<'a> {
+    kind: UnitKind,
+    /// The whole unit, `<` to `>`.
+    text: &'a str,
+    /// The tag name (empty for a literal block opener).
+    name: &'a str,
+    has_attrs: bool,
+}
+
 /// A recognized tag whose annotation is not decided yet.
 #[derive(Clone, Debug)]
 struct Open {
@@ -278,25 +288,19 @@ impl KindaxmlMachine {
     }
 
     /// Acts on a complete unit; returns false if it turns out to be text after all.
-    fn take_unit(
-        &mut self,
-        kind: UnitKind,
-        unit: &str,
-        start: usize,
-        out: &mut Vec<Event>,
-    ) -> bool {
+    fn take_unit(&mut self, found: Unit<'_>, start: usize, out: &mut Vec<Event>) -> bool {
+        let unit = found.text;
         let span = Span::new(start, start + unit.len());
-        match kind {
+        match found.kind {
             UnitKind::CdataOpen => {
                 self.emit_markup(MarkupKind::CdataStart, span, out);
                 self.in_cdata = true;
                 true
             }
             UnitKind::End => {
-                let Some(name) = tag::parse_end(unit) else {
-                    return false;
-                };
-                match self.config.lookup(name.as_bytes()) {
+                // The probe recognizes `</name ws* >` exactly; the name is all pest
+                // would find.
+                match self.config.lookup(found.name.as_bytes()) {
                     Some(index) => {
                         let closes = self
                             .open
@@ -319,8 +323,18 @@ impl KindaxmlMachine {
                 }
             }
             UnitKind::Start => {
-                let Some(parsed) = tag::parse_start(unit, self.config.duplicates) else {
-                    return false;
+                let parsed = if found.has_attrs {
+                    match tag::parse_start(unit, self.config.duplicates) {
+                        Some(parsed) => parsed,
+                        None => return false,
+                    }
+                } else {
+                    // `<name ws*>` or `<name ws*/>`: nothing for pest to take apart.
+                    tag::StartTag {
+                        name: found.name,
+                        attrs: Attrs::new(),
+                        self_closing: unit.ends_with("/>"),
+                    }
                 };
                 let Some(index) = self.config.lookup(parsed.name.as_bytes()) else {
                     return self.take_unknown(unit, span, true, out);
@@ -449,7 +463,7 @@ impl Machine for KindaxmlMachine {
                 if verdict == Verdict::NeedMore && eof {
                     verdict = probe.region_end();
                 }
-                let kind = probe.kind();
+                let (kind, name, has_attrs) = (probe.kind(), probe.name(), probe.has_attrs());
                 match verdict {
                     Verdict::NeedMore => {
                         self.emit_text(&pending[run..at], base + run, out);
@@ -459,7 +473,13 @@ impl Machine for KindaxmlMachine {
                         self.probe = None;
                         self.emit_text(&pending[run..at], base + run, out);
                         run = at;
-                        if self.take_unit(kind, &pending[at..at + len], base + at, out) {
+                        let unit = Unit {
+                            kind,
+                            text: &pending[at..at + len],
+                            name: &pending[at + name.start..at + name.end],
+                            has_attrs,
+                        };
+                        if self.take_unit(unit, base + at, out) {
                             at += len;
                             run = at;
                         } else {

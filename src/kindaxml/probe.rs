@@ -70,6 +70,10 @@ pub struct TagProbe {
     scanned: usize,
     /// Where the name being read starts (1 for start tags, 2 for end tags).
     name_start: usize,
+    /// Where that name ends, once it has.
+    name_end: usize,
+    /// Whether an attribute key was seen.
+    has_attrs: bool,
     /// The first `>` after the quote that is open, if any.
     first_gt: Option<usize>,
     kind: UnitKind,
@@ -88,6 +92,8 @@ impl TagProbe {
             state: State::Lt,
             scanned: 1,
             name_start: 1,
+            name_end: 1,
+            has_attrs: false,
             first_gt: None,
             kind: UnitKind::Start,
         }
@@ -96,6 +102,16 @@ impl TagProbe {
     /// What the candidate is, once the probe said [`Verdict::Complete`].
     pub fn kind(&self) -> UnitKind {
         self.kind
+    }
+
+    /// The tag's name as a byte range of the unit, once the name has ended.
+    pub fn name(&self) -> std::ops::Range<usize> {
+        self.name_start..self.name_end.max(self.name_start)
+    }
+
+    /// Whether the tag has attributes (only those need pest to be taken apart).
+    pub fn has_attrs(&self) -> bool {
+        self.has_attrs
     }
 
     /// The region ended (newline, `<`, the tag bound, or end of input): only a
@@ -156,6 +172,7 @@ impl TagProbe {
                     if !self.name_ok(&unit[self.name_start..i], config, true) {
                         return Verdict::Rejected;
                     }
+                    self.name_end = i;
                     match (self.state, b) {
                         (_, b'>') => return done,
                         (Name, b'/') => Slash,
@@ -167,7 +184,10 @@ impl TagProbe {
                 Gap | AfterQuoted | Key | KeyGap if b == b'>' => return done,
                 Gap | AfterQuoted | Key | KeyGap if b == b'/' => Slash,
                 Gap | AfterQuoted if is_ws(b) => Gap,
-                Gap if is_key_byte(b) => Key,
+                Gap if is_key_byte(b) => {
+                    self.has_attrs = true;
+                    Key
+                }
                 Gap | AfterQuoted => return Verdict::Rejected,
                 Key | KeyGap if b == b'=' => Eq,
                 Key | KeyGap if is_ws(b) => KeyGap,

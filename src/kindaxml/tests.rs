@@ -6,6 +6,7 @@ use proptest::prelude::{
     any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, ProptestConfig,
 };
 use proptest::strategy::Strategy as _;
+use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 
 use super::options::Config;
@@ -76,12 +77,17 @@ fn options_json_uses_the_spec_names() {
 /// Runs the probe over `unit` (fed whole) as the machine would, ending the region
 /// at the end of `unit` when `eof`.
 fn probe(unit: &str, config: &Config, eof: bool) -> (Verdict, UnitKind) {
+    let (v, p) = probe_state(unit, config, eof);
+    (v, p.kind())
+}
+
+fn probe_state(unit: &str, config: &Config, eof: bool) -> (Verdict, TagProbe) {
     let mut p = TagProbe::new();
     let mut v = p.resume(unit.as_bytes(), config);
     if v == Verdict::NeedMore && eof {
         v = p.region_end();
     }
-    (v, p.kind())
+    (v, p)
 }
 
 fn default_config() -> Config {
@@ -103,15 +109,26 @@ proptest! {
     fn probe_accepted_tags_parse_with_pest(body in prop::collection::vec(tag_piece(), 0..12)) {
         let config = default_config();
         let unit = format!("<{}", body.concat());
-        let (verdict, kind) = probe(&unit, &config, true);
+        let (verdict, p) = probe_state(&unit, &config, true);
         if let Verdict::Complete(len) = verdict {
             let window = &unit[..len];
-            let rule = match kind {
-                UnitKind::Start => Rule::start_tag,
-                UnitKind::End => Rule::end_tag,
-                UnitKind::CdataOpen => return Ok(()),
-            };
-            prop_assert!(KindaxmlGrammar::parse(rule, window).is_ok(), "pest refuses {:?}", window);
+            let probed_name = &window[p.name()];
+            match p.kind() {
+                UnitKind::Start => {
+                let Some(parsed) = super::tag::parse_start(window, DuplicateAttrs::KeepList) else {
+                    return Err(TestCaseError::fail(format!("pest refuses {window:?}")));
+                };
+                    prop_assert_eq!(parsed.name, probed_name);
+                    if !p.has_attrs() {
+                        prop_assert!(parsed.attrs.is_empty(), "{:?} has attributes", window);
+                        prop_assert_eq!(parsed.self_closing, window.ends_with("/>"));
+                    }
+                }
+                UnitKind::End => {
+                    prop_assert_eq!(super::tag::parse_end(window), Some(probed_name));
+                }
+                UnitKind::CdataOpen => prop_assert_eq!(window, "<![CDATA["),
+            }
         }
     }
 
