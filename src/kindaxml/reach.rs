@@ -9,7 +9,29 @@
 /// `trim_punctuation` (KX-16).
 pub fn is_trim_char(c: char) -> bool {
     c.is_whitespace()
-        || c.is_ascii_punctuation()
+        || matches!(
+            c,
+            '!' | '"'
+                | '\''
+                | '('
+                | ')'
+                | ','
+                | '-'
+                | '.'
+                | ':'
+                | ';'
+                | '?'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '<'
+                | '>'
+                | '*'
+                | '_'
+                | '`'
+                | '~'
+        )
         || ('\u{2010}'..='\u{2027}').contains(&c)
         || c == '\u{3001}'
         || c == '\u{3002}'
