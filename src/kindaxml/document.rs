@@ -129,8 +129,12 @@ impl DocumentFolder {
         } else {
             self.cut(end)
         };
-        for segment in &mut self.document.segments[first..last] {
-            segment.annotations.push(annotation.clone());
+        let covered = &mut self.document.segments[first..last];
+        if let Some((final_segment, others)) = covered.split_last_mut() {
+            for segment in others {
+                segment.annotations.push(annotation.clone());
+            }
+            final_segment.annotations.push(annotation);
         }
     }
 }

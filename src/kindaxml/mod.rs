@@ -39,6 +39,9 @@ pub use tag::{AttrValue, Attrs};
 use crate::reentry::Stream;
 use crate::session::{self, Fold, OptionsError, Session, TypedSession};
 
+/// How much of the input [`parse`] feeds at a time.
+const PARSE_PIECE: usize = 1 << 16;
+
 /// The streaming parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<KindaxmlMachine>;
 
@@ -49,12 +52,16 @@ impl Stream<KindaxmlMachine> {
     }
 }
 
-/// Parses a whole document (the streaming machinery, fed once).
+/// Parses a whole document: the streaming machinery, fed the whole input.
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
     let mut parser = Parser::with_options(options)?;
     let mut folder = DocumentFolder::new();
-    for event in parser.feed(input.as_bytes()) {
-        folder.push(&event);
+    // Fed in large pieces rather than at once, so the events of one piece are folded
+    // (and freed) before the next is parsed; the result is the same for any split (S2).
+    for piece in input.as_bytes().chunks(PARSE_PIECE) {
+        for event in parser.feed(piece) {
+            folder.push(&event);
+        }
     }
     for event in parser.finish() {
         folder.push(&event);
