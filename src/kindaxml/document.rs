@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::machine::{Event, Recovery};
+use super::event::{Event, Recovery};
 use super::tag::Attrs;
 use crate::session::Fold;
 

@@ -19,6 +19,7 @@
 //! ```
 
 mod document;
+mod event;
 mod grammar;
 mod machine;
 mod options;
@@ -27,8 +28,9 @@ mod reach;
 mod tag;
 
 pub use document::{Annotation, Document, DocumentFolder, Marker, Segment};
+pub use event::{Event, MarkupKind, Recovery};
 pub use grammar::{KindaxmlGrammar, Rule};
-pub use machine::{Event, KindaxmlMachine, MarkupKind, Recovery};
+pub use machine::KindaxmlMachine;
 pub use options::{
     CdataUnclosed, DuplicateAttrs, Options, OptionsProblem, SelfClosingTarget, Strategy,
     StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_TAG_BYTES,
