@@ -8,12 +8,22 @@ mod support;
 
 use std::time::Duration;
 
-use idiolect::{kindaxml, sections};
+use idiolect::{anthropic_xml, kindaxml, sections};
 use support::*;
 
 fn sections_events(input: &[u8], chunk: usize) -> usize {
     let mut parser =
         sections::Parser::with_options(&sections::Options::default()).expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+fn axml_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser = anthropic_xml::Parser::with_options(&anthropic_xml::Options::default())
+        .expect("default options");
     let mut n = 0;
     for piece in chunks(input, chunk) {
         n += parser.feed(piece).count();
@@ -121,6 +131,16 @@ fn main() {
         sections_events,
     );
     bench.row(
+        "anthropic-xml: prose-heavy",
+        &axml_prose(size, 6),
+        axml_events,
+    );
+    bench.row(
+        "anthropic-xml: markup-dense (calls, code values, results)",
+        &axml_dense(size, 7),
+        axml_events,
+    );
+    bench.row(
         "kindaxml: annotated answer",
         &kindaxml_annotated(size, 6),
         kindaxml_events,
@@ -135,6 +155,11 @@ fn main() {
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
     println!("|---|---|---|---|---|---|");
     bench.scaling("sections: mixed", |n| sections_mixed(n, 5), sections_events);
+    bench.scaling(
+        "anthropic-xml: markup-dense",
+        |n| axml_dense(n, 8),
+        axml_events,
+    );
     bench.scaling(
         "kindaxml: annotated answer",
         |n| kindaxml_annotated(n, 7),

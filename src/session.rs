@@ -213,7 +213,11 @@ impl std::fmt::Debug for Dialect {
 
 /// Every dialect this build knows, in a stable order.
 pub fn dialects() -> &'static [Dialect] {
-    &[crate::sections::DIALECT, crate::kindaxml::DIALECT]
+    &[
+        crate::sections::DIALECT,
+        crate::anthropic_xml::DIALECT,
+        crate::kindaxml::DIALECT,
+    ]
 }
 
 /// The dialect called `name`, if there is one.

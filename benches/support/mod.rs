@@ -2,6 +2,9 @@
 
 use std::time::{Duration, Instant};
 
+mod anthropic_xml;
+pub use anthropic_xml::*;
+
 /// xorshift64*: the same inputs on every machine and every run.
 pub struct Rng(u64);
 
@@ -68,7 +71,7 @@ pub fn sentence(rng: &mut Rng, out: &mut String) {
     out.push_str(". ");
 }
 
-const CODE: &[&str] = &[
+pub const CODE: &[&str] = &[
     "if (a < b) { return x; }\n",
     "const m: Map<string, Array<number>> = new Map();\n",
     "let y = x << 2 | z;\n",
