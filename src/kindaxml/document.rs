@@ -6,6 +6,7 @@
 //! recognized tag (KX-18), so it touches a bounded number of recent segments, and the
 //! whole fold is linear: no loop over all spans at any boundary.
 
+use compact_str::CompactString;
 use serde::Serialize;
 
 use super::event::{Event, Recovery};
@@ -16,7 +17,7 @@ use crate::session::Fold;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Annotation {
     /// The tag as configured.
-    pub tag: String,
+    pub tag: CompactString,
     /// Its attributes, in source order.
     pub attrs: Attrs,
     /// How its span was chosen (only with `recovery_metadata`).

@@ -1,6 +1,7 @@
 //! The events of the kindaxml dialect (KX-23): output text, tags read, decided
 //! annotations and markers, and other markup.
 
+use compact_str::CompactString;
 use serde::Serialize;
 
 use super::tag::Attrs;
@@ -51,7 +52,7 @@ pub enum Event {
     /// Output text, emitted as soon as it cannot be markup.
     Text {
         /// The text.
-        text: String,
+        text: CompactString,
         /// Its output position.
         pos: usize,
         /// Where it comes from in the input.
@@ -60,7 +61,7 @@ pub enum Event {
     /// A recognized start tag (or a self-closing tag with a forward target) was read.
     Open {
         /// The tag as configured.
-        tag: String,
+        tag: CompactString,
         /// Its attributes.
         attrs: Attrs,
         /// Its output position.
@@ -71,7 +72,7 @@ pub enum Event {
     /// A decided annotation of the output range `[start, end)`.
     Annotation {
         /// The tag as configured.
-        tag: String,
+        tag: CompactString,
         /// Its attributes.
         attrs: Attrs,
         /// First output byte annotated.
@@ -89,7 +90,7 @@ pub enum Event {
         /// Its output position.
         pos: usize,
         /// The tag as configured.
-        tag: String,
+        tag: CompactString,
         /// Its attributes.
         attrs: Attrs,
         /// How it came about (only with `recovery_metadata`).

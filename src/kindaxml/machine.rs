@@ -1,5 +1,7 @@
 //! The kindaxml state machine: output text out at once, annotations when decided.
 
+use compact_str::CompactString;
+
 use super::event::{Event, MarkupKind, Recovery};
 use super::options::{
     CdataUnclosed, Config, Options, OptionsProblem, SelfClosingTarget, Strategy, StrayEndTagPolicy,
@@ -96,7 +98,7 @@ impl KindaxmlMachine {
         self.line.feed(text, pos, trim);
         let end = start + text.len();
         out.push(Event::Text {
-            text: text.to_string(),
+            text: CompactString::from(text),
             pos,
             span: Span::new(start, end),
         });

@@ -1,5 +1,6 @@
 //! Options of the kindaxml dialect (spec KX-26), and their checked, compiled form.
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
@@ -192,7 +193,7 @@ fn valid_name(name: &str) -> bool {
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     /// Recognized names as configured, with their strategies.
-    pub tags: Vec<(String, Strategy)>,
+    pub tags: Vec<(CompactString, Strategy)>,
     pub case_sensitive: bool,
     pub unknown_mode: UnknownMode,
     pub autoclose_on_any_tag: bool,
@@ -234,7 +235,9 @@ impl Config {
             if config.lookup(name.as_bytes()).is_some() {
                 return Err(OptionsProblem::Duplicate(name.clone()));
             }
-            config.tags.push((name.clone(), Strategy::RetroLine));
+            config
+                .tags
+                .push((CompactString::from(name.as_str()), Strategy::RetroLine));
         }
         for (name, strategy) in &options.per_tag_recovery_strategy {
             match config.lookup(name.as_bytes()) {

@@ -1,5 +1,6 @@
 //! Complete tags, parsed once with pest: names and attributes (KX-6, KX-9, KX-10).
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use pest::Parser as _;
 use serde::Serialize;
@@ -13,7 +14,7 @@ use super::options::DuplicateAttrs;
 #[serde(untagged)]
 pub enum AttrValue {
     /// A quoted or unquoted value, raw.
-    Text(String),
+    Text(CompactString),
     /// A key without `=` (always `true`).
     Flag(bool),
     /// All values of a repeated key, in source order.
@@ -21,7 +22,7 @@ pub enum AttrValue {
 }
 
 /// Attributes in source order.
-pub type Attrs = IndexMap<String, AttrValue>;
+pub type Attrs = IndexMap<CompactString, AttrValue>;
 
 /// A parsed start or self-closing tag.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,10 +54,10 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
                         Rule::dq_value | Rule::sq_value => AttrValue::Text(
                             v.into_inner()
                                 .next()
-                                .map(|i| i.as_str().to_string())
+                                .map(|i| CompactString::from(i.as_str()))
                                 .unwrap_or_default(),
                         ),
-                        _ => AttrValue::Text(v.as_str().to_string()),
+                        _ => AttrValue::Text(CompactString::from(v.as_str())),
                     },
                 };
                 insert(&mut attrs, key.as_str(), value, duplicates);
@@ -75,7 +76,7 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
 /// `true` for a bare key, the empty string for `key=` with nothing after it.
 fn attribute_value(after_key: &str) -> AttrValue {
     if after_key.trim_start_matches([' ', '\t']).starts_with('=') {
-        AttrValue::Text(String::new())
+        AttrValue::Text(CompactString::default())
     } else {
         AttrValue::Flag(true)
     }
@@ -84,7 +85,7 @@ fn attribute_value(after_key: &str) -> AttrValue {
 fn insert(attrs: &mut Attrs, key: &str, value: AttrValue, duplicates: DuplicateAttrs) {
     match attrs.get_mut(key) {
         None => {
-            attrs.insert(key.to_string(), value);
+            attrs.insert(CompactString::from(key), value);
         }
         Some(old) => match duplicates {
             DuplicateAttrs::LastWins => *old = value,
