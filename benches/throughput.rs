@@ -57,7 +57,7 @@ impl Bench {
     fn row(&self, name: &str, input: &str, run: impl Fn(&[u8], usize) -> usize) {
         let bytes = input.as_bytes();
         let mut cells = Vec::new();
-        for chunk in [usize::MAX, 4096, 16, 1] {
+        for chunk in [idiolect::session::WHOLE_PARSE_PIECE, 4096, 16, 1] {
             let t = best_of(self.min, || run(bytes, chunk.min(bytes.len().max(1))));
             cells.push(format!("{:.0}", mb_per_s(bytes.len(), t)));
         }
@@ -77,7 +77,9 @@ impl Bench {
         let mut times = Vec::new();
         for mb in [1usize, 4, 16] {
             let input = generate(mb * 1_000_000 / self.scale);
-            let t = best_of(self.min, || run(input.as_bytes(), usize::MAX));
+            let t = best_of(self.min, || {
+                run(input.as_bytes(), idiolect::session::WHOLE_PARSE_PIECE)
+            });
             let t16 = best_of(self.min, || run(input.as_bytes(), 16));
             times.push((t, t16));
         }

@@ -39,10 +39,7 @@ pub use reach::is_trim_char;
 pub use tag::{AttrValue, Attrs};
 
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
-
-/// How much of the input [`parse`] feeds at a time.
-const PARSE_PIECE: usize = 1 << 16;
+use crate::session::{self, OptionsError, Session, TypedSession};
 
 /// The streaming parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<KindaxmlMachine>;
@@ -56,18 +53,12 @@ impl Stream<KindaxmlMachine> {
 
 /// Parses a whole document: the streaming machinery, fed the whole input.
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut parser = Parser::with_options(options)?;
     let mut folder = DocumentFolder::new();
-    // Fed in large pieces rather than at once, so the events of one piece are folded
-    // (and freed) before the next is parsed; the result is the same for any split (S2).
-    for piece in input.as_bytes().chunks(PARSE_PIECE) {
-        for event in parser.feed(piece) {
-            folder.push(&event);
-        }
-    }
-    for event in parser.finish() {
-        folder.push(&event);
-    }
+    session::fold_whole(
+        Parser::with_options(options)?,
+        input.as_bytes(),
+        &mut folder,
+    );
     Ok(folder.into_document())
 }
 
