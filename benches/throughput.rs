@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use idiolect::{anthropic_xml, sections};
+use idiolect::{anthropic_xml, kindaxml, sections};
 use support::*;
 
 fn sections_events(input: &[u8], chunk: usize) -> usize {
@@ -31,6 +31,23 @@ fn axml_events(input: &[u8], chunk: usize) -> usize {
     n + parser.finish().count()
 }
 
+fn kindaxml_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser =
+        kindaxml::Parser::with_options(&kindaxml::Options::default()).expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+/// The whole-document parse including the folded document (segments and markers).
+fn kindaxml_document(input: &[u8], _chunk: usize) -> usize {
+    let text = std::str::from_utf8(input).expect("generated inputs are UTF-8");
+    let doc = kindaxml::parse(text, &kindaxml::Options::default()).expect("default options");
+    doc.segments.len() + doc.markers.len()
+}
+
 struct Bench {
     min: Duration,
     scale: usize,
@@ -40,7 +57,7 @@ impl Bench {
     fn row(&self, name: &str, input: &str, run: impl Fn(&[u8], usize) -> usize) {
         let bytes = input.as_bytes();
         let mut cells = Vec::new();
-        for chunk in [usize::MAX, 4096, 16, 1] {
+        for chunk in [idiolect::session::WHOLE_PARSE_PIECE, 4096, 16, 1] {
             let t = best_of(self.min, || run(bytes, chunk.min(bytes.len().max(1))));
             cells.push(format!("{:.0}", mb_per_s(bytes.len(), t)));
         }
@@ -60,7 +77,9 @@ impl Bench {
         let mut times = Vec::new();
         for mb in [1usize, 4, 16] {
             let input = generate(mb * 1_000_000 / self.scale);
-            let t = best_of(self.min, || run(input.as_bytes(), usize::MAX));
+            let t = best_of(self.min, || {
+                run(input.as_bytes(), idiolect::session::WHOLE_PARSE_PIECE)
+            });
             let t16 = best_of(self.min, || run(input.as_bytes(), 16));
             times.push((t, t16));
         }
@@ -123,6 +142,16 @@ fn main() {
         &axml_dense(size, 7),
         axml_events,
     );
+    bench.row(
+        "kindaxml: annotated answer",
+        &kindaxml_annotated(size, 6),
+        kindaxml_events,
+    );
+    bench.row(
+        "kindaxml: 100k unclosed cites on one line",
+        &kindaxml_unclosed_line(100_000 / bench.scale),
+        kindaxml_events,
+    );
 
     println!("\n## Scaling (whole-input time at 1, 4 and 16 MB; 16 MB / 1 MB whole and at 16-byte chunks)\n");
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
@@ -132,5 +161,20 @@ fn main() {
         "anthropic-xml: markup-dense",
         |n| axml_dense(n, 8),
         axml_events,
+    );
+    bench.scaling(
+        "kindaxml: annotated answer",
+        |n| kindaxml_annotated(n, 7),
+        kindaxml_events,
+    );
+    bench.scaling(
+        "kindaxml: annotated answer, folded document",
+        |n| kindaxml_annotated(n, 7),
+        kindaxml_document,
+    );
+    bench.scaling(
+        "kindaxml: unclosed cites on one line",
+        |n| kindaxml_unclosed_line(n / 16),
+        kindaxml_events,
     );
 }

@@ -8,6 +8,7 @@
 //!
 //! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
 //! - [`anthropic_xml`]: prose, `<thinking>`, `<function_calls>` and `<function_results>`.
+//! - [`kindaxml`]: `We shipped <cite id=1>`, `<claim>…</claim>`, `<todo/>`: annotations.
 //! - [`transcript`]: prompts such as `\n\nHuman: …\n\nAssistant:`, their stop
 //!   sequences, and continuations cut at the first stop.
 //!
@@ -17,6 +18,7 @@
 
 pub mod anthropic_xml;
 pub mod conformance;
+pub mod kindaxml;
 pub mod reentry;
 pub mod sections;
 pub mod session;

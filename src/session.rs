@@ -71,6 +71,36 @@ pub trait Session {
     fn replaced_sequences(&self) -> usize {
         0
     }
+    /// Feeds input and folds its events without returning them: a whole-document
+    /// parse that never holds more than one piece's events at a time.
+    fn feed_folding(&mut self, bytes: &[u8]) {
+        let mut events = Vec::new();
+        for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
+            self.feed(piece, &mut events);
+            events.clear();
+        }
+    }
+}
+
+/// Piece size for whole-document parses: the input is fed in pieces this large so
+/// that the events of one piece are folded (and freed) before the next is parsed.
+/// Any split gives the same document (S2), so this changes nothing but memory.
+pub const WHOLE_PARSE_PIECE: usize = 64 * 1024;
+
+/// Parses a whole input with `stream`, folding every event into `fold`.
+pub fn fold_whole<M: Machine, F: Fold<M::Event>>(
+    mut stream: Stream<M>,
+    input: &[u8],
+    fold: &mut F,
+) {
+    for piece in input.chunks(WHOLE_PARSE_PIECE) {
+        for event in stream.feed(piece) {
+            fold.push(&event);
+        }
+    }
+    for event in stream.finish() {
+        fold.push(&event);
+    }
 }
 
 /// Folds a dialect's events into its document, one event at a time.
@@ -170,6 +200,14 @@ where
         self.stream.reentry().replaced()
     }
 
+    fn feed_folding(&mut self, bytes: &[u8]) {
+        for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
+            for event in self.stream.feed(piece) {
+                self.fold.push(&event);
+            }
+        }
+    }
+
     fn document(&self) -> Value {
         serde_json::to_value(self.fold.document()).unwrap_or(Value::Null)
     }
@@ -216,6 +254,7 @@ pub fn dialects() -> &'static [Dialect] {
     &[
         crate::sections::DIALECT,
         crate::anthropic_xml::DIALECT,
+        crate::kindaxml::DIALECT,
         crate::transcript::DIALECT,
     ]
 }

@@ -42,7 +42,7 @@ pub use render::{
 pub use typing::{heuristic, typed_input};
 
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::session::{self, OptionsError, Session, TypedSession};
 
 /// The optional tag prefix (AX-2), assembled from pieces so that the prefixed tags
 /// never appear literally in the source.
@@ -60,14 +60,12 @@ impl Stream<AnthropicXmlMachine> {
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut parser = Parser::with_options(options)?;
     let mut folder = DocumentFolder::new(false);
-    for event in parser.feed(input.as_bytes()) {
-        folder.push(&event);
-    }
-    for event in parser.finish() {
-        folder.push(&event);
-    }
+    session::fold_whole(
+        Parser::with_options(options)?,
+        input.as_bytes(),
+        &mut folder,
+    );
     Ok(folder.into_document())
 }
 

@@ -31,7 +31,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             let _ = dialect;
             let input = Source::from_arg(file).read_all()?;
             let mut events = Vec::new();
-            session.feed(&input, &mut events);
+            session.feed_folding(&input);
             session.finish(&mut events);
             warn_replacements(session.as_ref());
             let document = session.document();

@@ -29,7 +29,7 @@ pub use options::{Options, OptionsProblem, SectionSpec, DEFAULT_MAX_TAG_BYTES};
 pub use probe::MAX_BRACE_DEPTH;
 
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::session::{self, OptionsError, Session, TypedSession};
 
 /// The streaming parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<SectionMachine>;
@@ -47,14 +47,12 @@ impl Stream<SectionMachine> {
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut parser = Parser::with_options(options)?;
     let mut folder = DocumentFolder::new(false);
-    for event in parser.feed(input.as_bytes()) {
-        folder.push(&event);
-    }
-    for event in parser.finish() {
-        folder.push(&event);
-    }
+    session::fold_whole(
+        Parser::with_options(options)?,
+        input.as_bytes(),
+        &mut folder,
+    );
     Ok(folder.into_document())
 }
 

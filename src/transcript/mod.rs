@@ -108,13 +108,7 @@ pub fn scan_stops(options: &Options) -> Vec<String> {
 }
 
 fn run<M: crate::Machine, F: Fold<M::Event>>(machine: M, mut folder: F, input: &str) -> F {
-    let mut stream = Stream::new(machine);
-    for event in stream.feed(input.as_bytes()) {
-        folder.push(&event);
-    }
-    for event in stream.finish() {
-        folder.push(&event);
-    }
+    session::fold_whole(Stream::new(machine), input.as_bytes(), &mut folder);
     folder
 }
 
