@@ -88,10 +88,8 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
                     e.column()
                 ))
             })?;
-            let mut text = render(what.as_deref(), &input, &options).map_err(CliError::new)?;
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
+            // Printed exactly: a rendered prompt's last byte matters (no newline added).
+            let text = render(what.as_deref(), &input, &options).map_err(CliError::new)?;
             write_stdout(text.as_bytes())?;
             Ok(0)
         }

@@ -212,7 +212,9 @@ fn render_entry(what: Option<&str>, input: &Value, options: &Value) -> Result<St
 
 fn pretty<T: Serialize>(value: &T) -> String {
     // Plain data (strings and lists of strings) always serializes.
-    serde_json::to_string_pretty(value).unwrap_or_default()
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// The transcript dialect for the dynamic layer.
