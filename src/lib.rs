@@ -20,3 +20,7 @@ pub mod span;
 pub use reentry::{Machine, Stream, Verdict};
 pub use session::{dialect, dialects, Dialect, Session};
 pub use span::Span;
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -41,8 +41,13 @@ pub trait Machine {
     ///
     /// When `eof` is true no more text will come: the machine applies its
     /// end-of-input rules and must decide every byte (return `pending.len()`).
-    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Self::Event>)
-        -> usize;
+    fn advance(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Self::Event>,
+    ) -> usize;
 }
 
 /// The buffer half of the re-entry layer: UTF-8 carry, pending text, offsets.
@@ -122,7 +127,11 @@ impl Reentry {
             self.buf.push(char::REPLACEMENT_CHARACTER);
         }
         self.drive(machine, true, out);
-        debug_assert_eq!(self.start, self.buf.len(), "machine left bytes undecided at eof");
+        debug_assert_eq!(
+            self.start,
+            self.buf.len(),
+            "machine left bytes undecided at eof"
+        );
         self.offset += self.buf.len() - self.start;
         self.buf.clear();
         self.start = 0;
@@ -201,7 +210,9 @@ impl Reentry {
             }
             let at_end = chunks.peek().is_none();
             let incomplete = at_end
-                && std::str::from_utf8(bad).err().is_some_and(|e| e.error_len().is_none());
+                && std::str::from_utf8(bad)
+                    .err()
+                    .is_some_and(|e| e.error_len().is_none());
             if incomplete {
                 self.carry[..bad.len()].copy_from_slice(bad);
                 self.carry_len = bad.len();
@@ -238,7 +249,13 @@ pub struct Stream<M: Machine> {
 impl<M: Machine> Stream<M> {
     /// A stream over `machine`, at offset 0.
     pub fn new(machine: M) -> Self {
-        Stream { reentry: Reentry::new(), machine, events: Vec::new(), finished: false, late_bytes: 0 }
+        Stream {
+            reentry: Reentry::new(),
+            machine,
+            events: Vec::new(),
+            finished: false,
+            late_bytes: 0,
+        }
     }
 
     /// Feeds a chunk (any split, even inside a UTF-8 sequence) and returns the
@@ -249,7 +266,8 @@ impl<M: Machine> Stream<M> {
         if self.finished {
             self.late_bytes += bytes.len();
         } else {
-            self.reentry.feed(bytes, &mut self.machine, &mut self.events);
+            self.reentry
+                .feed(bytes, &mut self.machine, &mut self.events);
         }
         self.events.drain(..)
     }

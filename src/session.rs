@@ -34,7 +34,10 @@ impl std::error::Error for OptionsError {}
 impl OptionsError {
     /// An error for `dialect` with `message`.
     pub fn new(dialect: &'static str, message: impl Into<String>) -> Self {
-        OptionsError { dialect, message: message.into() }
+        OptionsError {
+            dialect,
+            message: message.into(),
+        }
     }
 }
 
@@ -90,7 +93,11 @@ pub struct TypedSession<M: Machine, F> {
 impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
     /// A session over `machine`, folding into `fold`.
     pub fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
-        TypedSession { stream: Stream::new(machine), fold, hold_back_bound }
+        TypedSession {
+            stream: Stream::new(machine),
+            fold,
+            hold_back_bound,
+        }
     }
 }
 
@@ -141,15 +148,19 @@ pub struct Dialect {
     /// One line saying what the dialect is.
     pub summary: &'static str,
     /// Starts a session with JSON options; `spans` asks the document to carry spans.
-    pub open: fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>,
+    pub open: OpenFn,
     /// Renders JSON into the dialect's text (`idiolect render`), if the dialect can:
     /// `what` selects among several renderings (for example `calls`), `input` is the
     /// JSON read from stdin. Returns the text to print, or a one-line error.
     pub render: Option<RenderFn>,
 }
 
+/// The signature of [`Dialect::open`].
+pub type OpenFn = fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>;
+
 /// The signature of [`Dialect::render`].
-pub type RenderFn = fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
+pub type RenderFn =
+    fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
 
 impl std::fmt::Debug for Dialect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -70,7 +70,10 @@ pub struct DocumentFolder {
 impl DocumentFolder {
     /// A folder; with `spans`, items carry their input spans.
     pub fn new(spans: bool) -> Self {
-        DocumentFolder { document: Document::default(), spans }
+        DocumentFolder {
+            document: Document::default(),
+            spans,
+        }
     }
 
     /// The most recent item.
@@ -102,9 +105,18 @@ impl Fold<Event> for DocumentFolder {
                     t.push_str(text);
                     extend(span, *s);
                 }
-                _ => items.push(Item::Text { text: text.clone(), span: spans.then_some(*s) }),
+                _ => items.push(Item::Text {
+                    text: text.clone(),
+                    span: spans.then_some(*s),
+                }),
             },
-            Event::SectionStart { name, tag, attrs, self_closing, span } => items.push(Item::Section {
+            Event::SectionStart {
+                name,
+                tag,
+                attrs,
+                self_closing,
+                span,
+            } => items.push(Item::Section {
                 name: name.clone(),
                 tag: tag.clone(),
                 attrs: attrs.clone(),
@@ -119,7 +131,9 @@ impl Fold<Event> for DocumentFolder {
                     extend(span, *s);
                 }
             }
-            Event::SectionEnd { closed: c, span: s, .. } => {
+            Event::SectionEnd {
+                closed: c, span: s, ..
+            } => {
                 if let Some(Item::Section { closed, span, .. }) = items.last_mut() {
                     *closed = *c;
                     extend(span, *s);

@@ -128,16 +128,29 @@ impl SectionMachine {
         })
     }
 
-    /// Acts on a complete tag; returns false if pest refused it (then it is text).
-    fn take_tag(&mut self, tag: &str, start: usize, out: &mut Vec<Event>) -> bool {
+    /// Acts on a complete tag that `probe` delimited; returns false if pest
+    /// refused it (then its `<` is text).
+    fn take_tag(&mut self, tag: &str, start: usize, probe: Probe, out: &mut Vec<Event>) -> bool {
         let span = Span::new(start, start + tag.len());
-        match self.open {
-            None => match parse_opener(tag) {
-                Some((spelling, attrs, self_closing)) => {
-                    let Some(section) = self.registry.lookup(spelling.as_bytes()) else {
-                        return false;
-                    };
-                    let name = self.registry.names[section].clone();
+        match (self.open, probe) {
+            (None, Probe::Opener(probe)) => {
+                let Some(section) = probe.section() else {
+                    return false;
+                };
+                // A bare `<name>` or `<name/>` has nothing for pest to extract.
+                let parsed = if probe.has_attributes() {
+                    parse_opener(tag)
+                } else {
+                    let end =
+                        tag[1..].find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-');
+                    let spelling = &tag[1..1 + end.unwrap_or(tag.len() - 1)];
+                    Some((spelling.to_string(), IndexMap::new(), tag.ends_with("/>")))
+                };
+                let Some((spelling, attrs, self_closing)) = parsed else {
+                    return false;
+                };
+                let name = self.registry.names[section].clone();
+                if self_closing {
                     out.push(Event::SectionStart {
                         name: name.clone(),
                         tag: spelling,
@@ -145,24 +158,36 @@ impl SectionMachine {
                         self_closing,
                         span,
                     });
-                    if self_closing {
-                        out.push(Event::SectionEnd { name, closed: true, span: Span::empty(span.end) });
-                    } else {
-                        self.open = Some(section);
-                    }
-                    true
+                    out.push(Event::SectionEnd {
+                        name,
+                        closed: true,
+                        span: Span::empty(span.end),
+                    });
+                } else {
+                    out.push(Event::SectionStart {
+                        name,
+                        tag: spelling,
+                        attrs,
+                        self_closing,
+                        span,
+                    });
+                    self.open = Some(section);
                 }
-                None => false,
-            },
-            Some(section) => {
-                if SectionsGrammar::parse(Rule::closer, tag).is_err() {
-                    return false;
-                }
+                true
+            }
+            (Some(section), Probe::Closer(_)) => {
+                // The closer probe is an exact recognizer of the `closer` rule (a test
+                // checks they agree), and a closer carries nothing to extract.
                 let name = self.registry.names[section].clone();
-                out.push(Event::SectionEnd { name, closed: true, span });
+                out.push(Event::SectionEnd {
+                    name,
+                    closed: true,
+                    span,
+                });
                 self.open = None;
                 true
             }
+            _ => false,
         }
     }
 }
@@ -179,13 +204,18 @@ fn parse_opener(tag: &str) -> Option<(String, IndexMap<String, String>, bool)> {
             Rule::self_close => self_closing = true,
             Rule::attribute => {
                 let mut parts = pair.into_inner();
-                let key = parts.next().map(|k| k.as_str().to_ascii_lowercase()).unwrap_or_default();
+                let key = parts
+                    .next()
+                    .map(|k| k.as_str().to_ascii_lowercase())
+                    .unwrap_or_default();
                 let value = match parts.next() {
                     None => String::new(),
                     Some(v) => match v.as_rule() {
-                        Rule::dq_value | Rule::sq_value => {
-                            v.into_inner().next().map(|i| i.as_str().to_string()).unwrap_or_default()
-                        }
+                        Rule::dq_value | Rule::sq_value => v
+                            .into_inner()
+                            .next()
+                            .map(|i| i.as_str().to_string())
+                            .unwrap_or_default(),
                         _ => v.as_str().to_string(),
                     },
                 };
@@ -214,11 +244,11 @@ impl Machine for SectionMachine {
                         return at;
                     }
                     Some(Verdict::Complete(len)) => {
-                        self.probe = None;
+                        let probe = self.probe.take().expect("a probe is active");
                         // The run before the tag belongs to the mode before it.
                         self.emit_run(&pending[run..at], base + run, out);
                         run = at;
-                        if self.take_tag(&pending[at..at + len], base + at, out) {
+                        if self.take_tag(&pending[at..at + len], base + at, probe, out) {
                             at += len;
                             run = at;
                         } else {
@@ -239,7 +269,11 @@ impl Machine for SectionMachine {
                         if let Some(section) = self.open.take() {
                             let end = base + pending.len();
                             let name = self.registry.names[section].clone();
-                            out.push(Event::SectionEnd { name, closed: false, span: Span::empty(end) });
+                            out.push(Event::SectionEnd {
+                                name,
+                                closed: false,
+                                span: Span::empty(end),
+                            });
                         }
                     }
                     return pending.len();

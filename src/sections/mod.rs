@@ -63,7 +63,11 @@ fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, Op
     let machine =
         SectionMachine::new(&options).map_err(|e| OptionsError::new("sections", e.to_string()))?;
     let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(machine, DocumentFolder::new(spans), Some(bound))))
+    Ok(Box::new(TypedSession::new(
+        machine,
+        DocumentFolder::new(spans),
+        Some(bound),
+    )))
 }
 
 /// The sections dialect for the dynamic layer.
@@ -73,3 +77,6 @@ pub const DIALECT: session::Dialect = session::Dialect {
     open,
     render: None,
 };
+
+#[cfg(test)]
+mod agreement_tests;

@@ -68,7 +68,10 @@ impl std::fmt::Display for OptionsProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OptionsProblem::BadName(n) => {
-                write!(f, "section name {n:?} must be one or more of A-Z a-z 0-9 _ -")
+                write!(
+                    f,
+                    "section name {n:?} must be one or more of A-Z a-z 0-9 _ -"
+                )
             }
             OptionsProblem::Duplicate(n) => write!(f, "section name {n:?} is registered twice"),
             OptionsProblem::TagBoundTooSmall(n) => {
@@ -80,19 +83,31 @@ impl std::fmt::Display for OptionsProblem {
 
 impl std::error::Error for OptionsProblem {}
 
-/// The registry as the machine uses it: every spelling lowercased, with the index
-/// of the canonical section it means.
+/// The registry as the machine uses it: every spelling lowercased and sorted, so
+/// that the spellings a name-so-far can still become form one contiguous range.
 #[derive(Clone, Debug)]
 pub(crate) struct Registry {
     /// Canonical names, by section index.
     pub names: Vec<String>,
-    /// (lowercased spelling, section index).
-    pub spellings: Vec<(Vec<u8>, usize)>,
+    /// Every spelling (lowercased, sorted) with the index of its section.
+    all: Vec<(Vec<u8>, usize)>,
+    /// The spellings of each section (lowercased, sorted).
+    by_section: Vec<Vec<(Vec<u8>, usize)>>,
+}
+
+/// The spellings still viable for a name read so far: a range of a sorted list.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NameMatch {
+    lo: usize,
+    hi: usize,
+    len: usize,
 }
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl Registry {
@@ -101,34 +116,81 @@ impl Registry {
             return Err(OptionsProblem::TagBoundTooSmall(options.max_tag_bytes));
         }
         let mut names = Vec::new();
-        let mut spellings: Vec<(Vec<u8>, usize)> = Vec::new();
+        let mut all: Vec<(Vec<u8>, usize)> = Vec::new();
+        let mut by_section = Vec::new();
         for (index, spec) in options.sections.iter().enumerate() {
             names.push(spec.name.clone());
+            let mut own = Vec::new();
             for spelling in std::iter::once(&spec.name).chain(&spec.aliases) {
                 if !valid_name(spelling) {
                     return Err(OptionsProblem::BadName(spelling.clone()));
                 }
                 let lower = spelling.to_ascii_lowercase().into_bytes();
-                if spellings.iter().any(|(s, _)| *s == lower) {
+                if all.iter().any(|(s, _)| *s == lower) {
                     return Err(OptionsProblem::Duplicate(spelling.clone()));
                 }
-                spellings.push((lower, index));
+                all.push((lower.clone(), index));
+                own.push((lower, index));
             }
+            own.sort();
+            by_section.push(own);
         }
-        Ok(Registry { names, spellings })
-    }
-
-    /// Whether `prefix` (any case) begins some spelling, of section `only` if given.
-    pub fn is_prefix(&self, prefix: &[u8], only: Option<usize>) -> bool {
-        self.spellings.iter().any(|(s, i)| {
-            only.is_none_or(|o| o == *i)
-                && s.len() >= prefix.len()
-                && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+        all.sort();
+        Ok(Registry {
+            names,
+            all,
+            by_section,
         })
     }
 
+    fn list(&self, only: Option<usize>) -> &[(Vec<u8>, usize)] {
+        match only {
+            Some(section) => self.by_section.get(section).map_or(&[], |v| v.as_slice()),
+            None => &self.all,
+        }
+    }
+
+    /// Starts matching a name against all spellings, or those of section `only`.
+    pub fn start(&self, only: Option<usize>) -> NameMatch {
+        NameMatch {
+            lo: 0,
+            hi: self.list(only).len(),
+            len: 0,
+        }
+    }
+
+    /// Extends the name by `byte`; false when no spelling starts with it any more.
+    pub fn narrow(&self, m: &mut NameMatch, byte: u8, only: Option<usize>) -> bool {
+        let list = &self.list(only)[m.lo..m.hi];
+        let b = byte.to_ascii_lowercase();
+        let i = m.len;
+        // Sorted and sharing the first `i` bytes: shorter spellings come first, then
+        // the rest ordered by their byte at `i`.
+        let lo = list.partition_point(|(s, _)| s.len() <= i || s[i] < b);
+        let hi = list.partition_point(|(s, _)| s.len() <= i || s[i] <= b);
+        m.hi = m.lo + hi;
+        m.lo += lo;
+        m.len += 1;
+        m.lo < m.hi
+    }
+
+    /// The section the name read so far spells exactly, if any.
+    pub fn matched(&self, m: &NameMatch, only: Option<usize>) -> Option<usize> {
+        let list = self.list(only);
+        list.get(m.lo)
+            .filter(|(s, _)| m.lo < m.hi && s.len() == m.len)
+            .map(|(_, i)| *i)
+    }
+
     /// The section `name` (any case) spells, if any.
+    #[cfg(test)]
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
-        self.spellings.iter().find(|(s, _)| s.eq_ignore_ascii_case(name)).map(|(_, i)| *i)
+        let mut m = self.start(None);
+        for &b in name {
+            if !self.narrow(&mut m, b, None) {
+                return None;
+            }
+        }
+        self.matched(&m, None)
     }
 }

@@ -6,7 +6,7 @@
 //! test checks that the two agree), so it rejects a candidate on the very byte
 //! that rules it out: that is what lets text be emitted promptly (S4).
 
-use super::options::Registry;
+use super::options::{NameMatch, Registry};
 use crate::reentry::Verdict;
 
 /// Deepest `{` nesting an attribute value may have (SEC-6).
@@ -21,7 +21,11 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 fn is_key_byte(b: u8) -> bool {
-    !is_ws(b) && !matches!(b, b'"' | b'\'' | b'`' | b'<' | b'>' | b'/' | b'=' | b'{' | b'}')
+    !is_ws(b)
+        && !matches!(
+            b,
+            b'"' | b'\'' | b'`' | b'<' | b'>' | b'/' | b'=' | b'{' | b'}'
+        )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,13 +68,23 @@ enum OpenState {
 pub struct OpenerProbe {
     state: OpenState,
     scanned: usize,
-    name_end: usize,
+    name: NameMatch,
+    /// The section named, once the name is complete.
+    section: Option<usize>,
+    /// Whether any attribute follows the name.
+    has_attributes: bool,
 }
 
 impl OpenerProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
     pub fn new() -> Self {
-        OpenerProbe { state: OpenState::Lt, scanned: 1, name_end: 0 }
+        OpenerProbe {
+            state: OpenState::Lt,
+            scanned: 1,
+            name: NameMatch::default(),
+            section: None,
+            has_attributes: false,
+        }
     }
 
     /// Looks at the bytes of `unit` not seen yet.
@@ -84,17 +98,23 @@ impl OpenerProbe {
             let i = self.scanned;
             self.scanned += 1;
             self.state = match self.state {
-                Lt if is_name_byte(b) && registry.is_prefix(&unit[1..=i], None) => Name,
+                Lt if is_name_byte(b) => {
+                    self.name = registry.start(None);
+                    if !registry.narrow(&mut self.name, b, None) {
+                        return Verdict::Rejected;
+                    }
+                    Name
+                }
                 Lt => return Verdict::Rejected,
                 Name if is_name_byte(b) => {
-                    if !registry.is_prefix(&unit[1..=i], None) {
+                    if !registry.narrow(&mut self.name, b, None) {
                         return Verdict::Rejected;
                     }
                     Name
                 }
                 Name => {
-                    self.name_end = i;
-                    if registry.lookup(&unit[1..i]).is_none() {
+                    self.section = registry.matched(&self.name, None);
+                    if self.section.is_none() {
                         return Verdict::Rejected;
                     }
                     match b {
@@ -107,7 +127,10 @@ impl OpenerProbe {
                 Gap | AfterValue if b == b'>' => return Verdict::Complete(i + 1),
                 Gap | AfterValue if b == b'/' => Slash,
                 Gap | AfterValue if is_ws(b) => Gap,
-                Gap if is_key_byte(b) => Key,
+                Gap if is_key_byte(b) => {
+                    self.has_attributes = true;
+                    Key
+                }
                 Gap | AfterValue => return Verdict::Rejected,
                 Key | KeyGap if b == b'>' => return Verdict::Complete(i + 1),
                 Key | KeyGap if b == b'/' => Slash,
@@ -119,18 +142,33 @@ impl OpenerProbe {
                     _ if is_ws(b) => Eq,
                     b'"' => Quoted(Quote::Double),
                     b'\'' => Quoted(Quote::Single),
-                    b'{' => Brace { depth: 1, quote: Quote::None },
-                    b'/' => Bare { slash: true, nonempty: false },
+                    b'{' => Brace {
+                        depth: 1,
+                        quote: Quote::None,
+                    },
+                    b'/' => Bare {
+                        slash: true,
+                        nonempty: false,
+                    },
                     b'>' | b'<' | b'`' => return Verdict::Rejected,
-                    _ => Bare { slash: false, nonempty: true },
+                    _ => Bare {
+                        slash: false,
+                        nonempty: true,
+                    },
                 },
                 Bare { slash, nonempty } => match b {
                     b'>' if slash && !nonempty => return Verdict::Rejected,
                     b'>' => return Verdict::Complete(i + 1),
                     b'"' | b'\'' | b'`' | b'<' => return Verdict::Rejected,
-                    b'/' => Bare { slash: true, nonempty: nonempty || slash },
+                    b'/' => Bare {
+                        slash: true,
+                        nonempty: nonempty || slash,
+                    },
                     _ if is_ws(b) => Gap,
-                    _ => Bare { slash: false, nonempty: true },
+                    _ => Bare {
+                        slash: false,
+                        nonempty: true,
+                    },
                 },
                 Quoted(Quote::Double) if b == b'"' => AfterValue,
                 Quoted(Quote::Single) if b == b'\'' => AfterValue,
@@ -151,26 +189,53 @@ impl OpenerProbe {
                 }
                 Brace { depth, quote } => match (quote, b) {
                     (Quote::None, b'{') if depth >= MAX_BRACE_DEPTH => return Verdict::Rejected,
-                    (Quote::None, b'{') => Brace { depth: depth + 1, quote },
+                    (Quote::None, b'{') => Brace {
+                        depth: depth + 1,
+                        quote,
+                    },
                     (Quote::None, b'}') if depth == 1 => AfterValue,
-                    (Quote::None, b'}') => Brace { depth: depth - 1, quote },
-                    (Quote::None, b'"') => Brace { depth, quote: Quote::Double },
-                    (Quote::None, b'\'') => Brace { depth, quote: Quote::Single },
-                    (Quote::None, b'`') => Brace { depth, quote: Quote::Back },
-                    (Quote::Double, b'"') | (Quote::Single, b'\'') | (Quote::Back, b'`') => {
-                        Brace { depth, quote: Quote::None }
-                    }
+                    (Quote::None, b'}') => Brace {
+                        depth: depth - 1,
+                        quote,
+                    },
+                    (Quote::None, b'"') => Brace {
+                        depth,
+                        quote: Quote::Double,
+                    },
+                    (Quote::None, b'\'') => Brace {
+                        depth,
+                        quote: Quote::Single,
+                    },
+                    (Quote::None, b'`') => Brace {
+                        depth,
+                        quote: Quote::Back,
+                    },
+                    (Quote::Double, b'"') | (Quote::Single, b'\'') | (Quote::Back, b'`') => Brace {
+                        depth,
+                        quote: Quote::None,
+                    },
                     _ => Brace { depth, quote },
                 },
                 Slash if b == b'>' => return Verdict::Complete(i + 1),
                 Slash => return Verdict::Rejected,
             };
         }
-        if self.scanned >= max && self.state != Lt {
+        if self.scanned >= max {
             // The next byte would exceed the bound whatever it is.
             return Verdict::Rejected;
         }
         Verdict::NeedMore
+    }
+
+    /// The section a complete opener names.
+    pub fn section(&self) -> Option<usize> {
+        self.section
+    }
+
+    /// Whether a complete opener has attributes (only then is there anything for
+    /// pest to extract).
+    pub fn has_attributes(&self) -> bool {
+        self.has_attributes
     }
 }
 
@@ -187,17 +252,27 @@ enum CloseState {
 pub struct CloserProbe {
     state: CloseState,
     scanned: usize,
-    name_start: usize,
+    name: NameMatch,
 }
 
 impl CloserProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
     pub fn new() -> Self {
-        CloserProbe { state: CloseState::Lt, scanned: 1, name_start: 0 }
+        CloserProbe {
+            state: CloseState::Lt,
+            scanned: 1,
+            name: NameMatch::default(),
+        }
     }
 
     /// Looks at the bytes of `unit` not seen yet; `section` is the open section.
-    pub fn resume(&mut self, unit: &[u8], registry: &Registry, section: usize, max: usize) -> Verdict {
+    pub fn resume(
+        &mut self,
+        unit: &[u8],
+        registry: &Registry,
+        section: usize,
+        max: usize,
+    ) -> Verdict {
         use CloseState::*;
         while self.scanned < unit.len() {
             if self.scanned >= max {
@@ -210,19 +285,22 @@ impl CloserProbe {
                 Lt if b == b'/' => Slash,
                 Lt => return Verdict::Rejected,
                 Slash if is_ws(b) => Slash,
-                Slash if is_name_byte(b) && registry.is_prefix(&[b], Some(section)) => {
-                    self.name_start = i;
+                Slash if is_name_byte(b) => {
+                    self.name = registry.start(Some(section));
+                    if !registry.narrow(&mut self.name, b, Some(section)) {
+                        return Verdict::Rejected;
+                    }
                     Name
                 }
                 Slash => return Verdict::Rejected,
                 Name if is_name_byte(b) => {
-                    if !registry.is_prefix(&unit[self.name_start..=i], Some(section)) {
+                    if !registry.narrow(&mut self.name, b, Some(section)) {
                         return Verdict::Rejected;
                     }
                     Name
                 }
                 Name => {
-                    if registry.lookup(&unit[self.name_start..i]) != Some(section) {
+                    if registry.matched(&self.name, Some(section)).is_none() {
                         return Verdict::Rejected;
                     }
                     match b {

@@ -1,0 +1,73 @@
+//! Argument definitions (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Turn what language models write into structured JSON, as it streams.
+#[derive(Parser, Debug)]
+#[command(name = "idiolect", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse a whole document and print it as JSON.
+    Parse {
+        /// The dialect (see `idiolect dialects`).
+        dialect: String,
+        /// The input file; `-` or nothing reads stdin.
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        options: OptionArgs,
+        /// Give every item its byte span in the input.
+        #[arg(long)]
+        spans: bool,
+        /// Print the JSON on one line.
+        #[arg(long)]
+        compact: bool,
+    },
+    /// Print events as NDJSON, one line per event, as soon as each is decided.
+    Stream {
+        /// The dialect (see `idiolect dialects`).
+        dialect: String,
+        /// The input file; `-` or nothing reads stdin (incrementally).
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        options: OptionArgs,
+        /// Feed the parser at most this many bytes at a time.
+        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+        chunk_size: u64,
+    },
+    /// Render JSON read from stdin into the dialect's text.
+    Render {
+        /// The dialect (see `idiolect dialects`).
+        dialect: String,
+        /// Which rendering, for dialects with several (anthropic-xml: calls, results, tools).
+        #[arg(long)]
+        what: Option<String>,
+        #[command(flatten)]
+        options: OptionArgs,
+    },
+    /// List the dialects.
+    Dialects,
+}
+
+/// Options shared by the commands; they are merged into the dialect's JSON options.
+#[derive(Args, Debug, Default)]
+pub struct OptionArgs {
+    /// A JSON file with the dialect's options.
+    #[arg(long, value_name = "FILE")]
+    pub options: Option<PathBuf>,
+    /// sections: register a section, `NAME` or `NAME=ALIAS,ALIAS` (repeatable).
+    #[arg(long = "section", value_name = "NAME[=ALIAS,...]")]
+    pub sections: Vec<String>,
+    /// transcript: the prompt format.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// transcript: scan a continuation for this stop sequence (repeatable).
+    #[arg(long = "stop", value_name = "S")]
+    pub stops: Vec<String>,
+}
