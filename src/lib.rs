@@ -7,11 +7,13 @@
 //! its document, which is exactly what parsing the whole input gives.
 //!
 //! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
+//! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
 //! The [`session`] module drives any dialect by name with JSON options; the CLI
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod plurnk;
 pub mod reentry;
 pub mod sections;
 pub mod session;

@@ -77,7 +77,11 @@ pub struct DocumentFolder {
 impl DocumentFolder {
     /// A folder; with `spans`, items carry their input spans.
     pub fn new(spans: bool) -> Self {
-        DocumentFolder { document: Document::default(), spans, errors: false }
+        DocumentFolder {
+            document: Document::default(),
+            spans,
+            errors: false,
+        }
     }
 
     /// The finished document.
@@ -94,28 +98,43 @@ impl Fold<Event> for DocumentFolder {
         let items = &mut self.document.items;
         match event {
             Event::Text { text, position, .. } => match items.last_mut() {
-                Some(Item::Text { text: t, span: s, .. }) => {
+                Some(Item::Text {
+                    text: t, span: s, ..
+                }) => {
                     t.push_str(text);
                     if let (Some(s), Some(with)) = (s, span) {
                         s.end = with.end;
                     }
                 }
-                _ => items.push(Item::Text { text: text.clone(), position: *position, span }),
+                _ => items.push(Item::Text {
+                    text: text.clone(),
+                    position: *position,
+                    span,
+                }),
             },
-            Event::Statement { statement, .. } => {
-                items.push(Item::Statement { statement: statement.clone(), span })
-            }
+            Event::Statement { statement, .. } => items.push(Item::Statement {
+                statement: statement.clone(),
+                span,
+            }),
             Event::Error { error, .. } => {
                 self.errors = true;
-                items.push(Item::Error { error: error.clone(), span });
+                items.push(Item::Error {
+                    error: error.clone(),
+                    span,
+                });
             }
             Event::Skipped { .. } => {
-                if let (Some(Item::Error { span: Some(s), .. }), Some(with)) = (items.last_mut(), span) {
+                if let (Some(Item::Error { span: Some(s), .. }), Some(with)) =
+                    (items.last_mut(), span)
+                {
                     s.end = with.end;
                 }
             }
             Event::UnparsedTail { from, reason, .. } => {
-                self.document.unparsed_tail = Some(UnparsedTail { from: *from, reason: reason.clone() });
+                self.document.unparsed_tail = Some(UnparsedTail {
+                    from: *from,
+                    reason: reason.clone(),
+                });
             }
         }
     }

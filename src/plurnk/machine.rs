@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::model::{ParseError, Position, Source, Statement, UnparsedTail};
+use super::model::{ParseError, Position, Source, Statement};
 use super::options::Options;
 use super::probe::{CloseMatcher, CloseStep, OpenerMatcher, Place, ProbeVerdict, StatementProbe};
 use super::typing;
@@ -108,7 +108,11 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
 impl PlurnkMachine {
     /// A machine for these (already checked) options.
     pub fn new(options: &Options) -> Self {
-        PlurnkMachine { max: options.max_statement_bytes, mode: Mode::Text, pos: Position::default() }
+        PlurnkMachine {
+            max: options.max_statement_bytes,
+            mode: Mode::Text,
+            pos: Position::default(),
+        }
     }
 
     /// The most bytes held back undecided (PL-22): a whole statement, one character of
@@ -123,12 +127,19 @@ impl PlurnkMachine {
         }
         let position = self.pos;
         self.pos = position.after(text);
-        out.push(Event::Text { text: text.to_string(), position, span: Span::new(start, start + text.len()) });
+        out.push(Event::Text {
+            text: text.to_string(),
+            position,
+            span: Span::new(start, start + text.len()),
+        });
     }
 
     fn error(&mut self, error: ParseError, covered: &str, start: usize, out: &mut Vec<Event>) {
         self.pos = self.pos.after(covered);
-        out.push(Event::Error { error, span: Span::new(start, start + covered.len()) });
+        out.push(Event::Error {
+            error,
+            span: Span::new(start, start + covered.len()),
+        });
     }
 
     fn skipped(&mut self, covered: &str, start: usize, out: &mut Vec<Event>) {
@@ -136,17 +147,29 @@ impl PlurnkMachine {
             return;
         }
         self.pos = self.pos.after(covered);
-        out.push(Event::Skipped { span: Span::new(start, start + covered.len()) });
+        out.push(Event::Skipped {
+            span: Span::new(start, start + covered.len()),
+        });
     }
 
     /// Emits a closed statement `unit[..end]` as a statement or its error.
-    fn closed(&mut self, probe: &StatementProbe, unit: &str, end: usize, base: usize, out: &mut Vec<Event>) {
+    fn closed(
+        &mut self,
+        probe: &StatementProbe,
+        unit: &str,
+        end: usize,
+        base: usize,
+        out: &mut Vec<Event>,
+    ) {
         let tag_len = probe.open_tag(unit).len() + 1;
         let statement = &unit[..end];
         let span = Span::new(base, base + end);
         match typing::build(unit, probe, end - tag_len, self.pos) {
             Ok(statement_item) => {
-                out.push(Event::Statement { statement: statement_item, span });
+                out.push(Event::Statement {
+                    statement: statement_item,
+                    span,
+                });
                 self.pos = self.pos.after(statement);
             }
             Err(error) => self.error(error, statement, base, out),
@@ -173,18 +196,29 @@ impl PlurnkMachine {
                 format!("header of `<<{open_tag}` is still open; add `:` and the close tag `:{open_tag}`"),
             ),
         };
-        let error = ParseError::new(end, Source::Parser, &format!("expected {expected}; got end of input"));
+        let error = ParseError::new(
+            end,
+            Source::Parser,
+            &format!("expected {expected}; got end of input"),
+        );
         let mut covered = unit;
         if probe.place() == Place::Body {
             if let Ok(statement) = typing::build(unit, probe, unit.len(), from) {
-                out.push(Event::Statement { statement, span: Span::new(base, base + unit.len()) });
+                out.push(Event::Statement {
+                    statement,
+                    span: Span::new(base, base + unit.len()),
+                });
                 self.pos = end;
                 covered = "";
             }
         }
         self.error(error, covered, base + unit.len() - covered.len(), out);
         let at = base + unit.len();
-        out.push(Event::UnparsedTail { from, reason, span: Span::empty(at) });
+        out.push(Event::UnparsedTail {
+            from,
+            reason,
+            span: Span::empty(at),
+        });
     }
 
     /// Continues skipping `unit`; returns how many bytes it decided, and whether the
@@ -239,12 +273,18 @@ impl PlurnkMachine {
                 let from = skip.from;
                 self.mode = Mode::Text;
                 self.skipped(unit, base, out);
-                out.push(Event::UnparsedTail { from, reason, span: Span::empty(base + unit.len()) });
+                out.push(Event::UnparsedTail {
+                    from,
+                    reason,
+                    span: Span::empty(base + unit.len()),
+                });
                 (unit.len(), true)
             }
             None => {
-                let held = skip.close.partial().max(skip.opener.as_ref().map_or(0, |o| o.partial()));
-                let decided = floor_boundary(unit, skip.scanned - held);
+                // A partial close tag is skipped either way; only a partial opener must
+                // stay, because text mode reads it again if it completes.
+                let held = skip.opener.as_ref().map_or(0, |o| o.partial());
+                let decided = floor_boundary(unit, skip.scanned.saturating_sub(held));
                 skip.scanned -= decided;
                 self.skipped(&unit[..decided], base, out);
                 (decided, false)
@@ -318,7 +358,6 @@ impl Machine for PlurnkMachine {
                         continue;
                     }
                     self.text(&pending[run..at], base + run, out);
-                    run = at;
                     match verdict {
                         ProbeVerdict::NeedMore if eof => {
                             self.unclosed(&probe, unit, base + at, out);
@@ -332,8 +371,12 @@ impl Machine for PlurnkMachine {
                             self.closed(&probe, unit, end, base + at, out);
                             at += end;
                         }
-                        ProbeVerdict::HeaderError { at: offending, report: (offset, source, text) } => {
-                            let error = ParseError::new(self.pos.after(&unit[..offset]), source, &text);
+                        ProbeVerdict::HeaderError {
+                            at: offending,
+                            report: (offset, source, text),
+                        } => {
+                            let error =
+                                ParseError::new(self.pos.after(&unit[..offset]), source, &text);
                             let skip = Skip {
                                 close: CloseMatcher::new(probe.open_tag(unit).as_bytes()),
                                 opener: Some(OpenerMatcher::default()),
@@ -360,7 +403,11 @@ impl Machine for PlurnkMachine {
                                     CloseMatcher::new(open_tag.as_bytes())
                                 },
                                 opener: (!in_body).then(OpenerMatcher::default),
-                                scanned: if in_body { probe.scanned().saturating_sub(split) } else { 0 },
+                                scanned: if in_body {
+                                    probe.scanned().saturating_sub(split)
+                                } else {
+                                    0
+                                },
                                 from: self.pos,
                                 open_tag,
                             };

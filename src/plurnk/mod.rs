@@ -30,8 +30,8 @@ pub use document::{Document, DocumentFolder, Item};
 pub use grammar::{PlurnkGrammar, Rule};
 pub use machine::{Event, PlurnkMachine};
 pub use model::{
-    Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source, Statement,
-    UnparsedTail,
+    Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source,
+    Statement, UnparsedTail,
 };
 pub use options::{Options, OptionsProblem, DEFAULT_MAX_STATEMENT_BYTES, MIN_MAX_STATEMENT_BYTES};
 pub use typing::{MAX_MATCHER_NESTING, MAX_SAFE_INTEGER};
@@ -65,16 +65,23 @@ pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem>
 
 fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
     let options: Options = session::options_from_json("plurnk", options)?;
-    options.check().map_err(|e| OptionsError::new("plurnk", e.to_string()))?;
+    options
+        .check()
+        .map_err(|e| OptionsError::new("plurnk", e.to_string()))?;
     let machine = PlurnkMachine::new(&options);
     let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(machine, DocumentFolder::new(spans), Some(bound))))
+    Ok(Box::new(TypedSession::new(
+        machine,
+        DocumentFolder::new(spans),
+        Some(bound),
+    )))
 }
 
 /// The plurnk dialect for the dynamic layer.
 pub const DIALECT: session::Dialect = session::Dialect {
     name: "plurnk",
-    summary: "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
+    summary:
+        "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
     open,
     render: None,
 };

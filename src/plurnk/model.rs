@@ -55,8 +55,17 @@ pub enum Op {
 
 impl Op {
     /// Every OP, in the order the spec lists them.
-    pub const ALL: [Op; 9] =
-        [Op::FIND, Op::READ, Op::EDIT, Op::COPY, Op::MOVE, Op::SHOW, Op::HIDE, Op::SEND, Op::EXEC];
+    pub const ALL: [Op; 9] = [
+        Op::FIND,
+        Op::READ,
+        Op::EDIT,
+        Op::COPY,
+        Op::MOVE,
+        Op::SHOW,
+        Op::HIDE,
+        Op::SEND,
+        Op::EXEC,
+    ];
 
     /// The OP as written.
     pub fn as_str(self) -> &'static str {
@@ -75,12 +84,16 @@ impl Op {
 
     /// The OP spelled by exactly these four bytes.
     pub fn from_bytes(bytes: &[u8]) -> Option<Op> {
-        Op::ALL.into_iter().find(|op| op.as_str().as_bytes() == bytes)
+        Op::ALL
+            .into_iter()
+            .find(|op| op.as_str().as_bytes() == bytes)
     }
 
     /// Whether `prefix` (at most four bytes) begins some OP.
     pub fn is_prefix(prefix: &[u8]) -> bool {
-        Op::ALL.iter().any(|op| op.as_str().as_bytes().starts_with(prefix))
+        Op::ALL
+            .iter()
+            .any(|op| op.as_str().as_bytes().starts_with(prefix))
     }
 }
 
@@ -261,7 +274,12 @@ impl ParseError {
             at.column,
             text
         );
-        ParseError { line: at.line, column: at.column, source, message }
+        ParseError {
+            line: at.line,
+            column: at.column,
+            source,
+            message,
+        }
     }
 }
 

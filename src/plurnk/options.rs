@@ -20,7 +20,9 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_statement_bytes: DEFAULT_MAX_STATEMENT_BYTES }
+        Options {
+            max_statement_bytes: DEFAULT_MAX_STATEMENT_BYTES,
+        }
     }
 }
 
@@ -49,7 +51,9 @@ impl Options {
     /// Checks the options.
     pub fn check(&self) -> Result<(), OptionsProblem> {
         if self.max_statement_bytes < MIN_MAX_STATEMENT_BYTES {
-            return Err(OptionsProblem::StatementBoundTooSmall(self.max_statement_bytes));
+            return Err(OptionsProblem::StatementBoundTooSmall(
+                self.max_statement_bytes,
+            ));
         }
         Ok(())
     }

@@ -41,22 +41,15 @@ impl CloseMatcher {
         let mut tag = Vec::with_capacity(open_tag.len() + 1);
         tag.push(b':');
         tag.extend_from_slice(open_tag);
-        CloseMatcher { tag: tag.into_boxed_slice(), matched: 0 }
-    }
-
-    /// The close tag's length in bytes.
-    pub fn tag_len(&self) -> usize {
-        self.tag.len()
+        CloseMatcher {
+            tag: tag.into_boxed_slice(),
+            matched: 0,
+        }
     }
 
     /// Whether the matcher is idle, so bytes up to the next `:` can be skipped.
     pub fn idle(&self) -> bool {
         self.matched == 0
-    }
-
-    /// How many bytes at the end of what was fed may still begin the close tag.
-    pub fn partial(&self) -> usize {
-        self.matched
     }
 
     /// Whether the whole tag has been seen and only its follower is missing: at end of
@@ -112,7 +105,11 @@ impl OpenerMatcher {
     /// Feeds one byte; true when it completed `<<OP` (which began 5 bytes earlier).
     pub fn step(&mut self, b: u8) -> bool {
         if b == b'<' {
-            self.lts = if self.op_len > 0 { 1 } else { (self.lts + 1).min(2) };
+            self.lts = if self.op_len > 0 {
+                1
+            } else {
+                (self.lts + 1).min(2)
+            };
             self.op_len = 0;
             return false;
         }
@@ -236,7 +233,11 @@ impl StatementProbe {
     pub fn committed(&self) -> bool {
         matches!(
             self.place,
-            Place::Header { .. } | Place::Signal { .. } | Place::Path { .. } | Place::Marker(_) | Place::Body
+            Place::Header { .. }
+                | Place::Signal { .. }
+                | Place::Path { .. }
+                | Place::Marker(_)
+                | Place::Body
         )
     }
 
@@ -315,7 +316,11 @@ impl StatementProbe {
                     self.defer(i, Source::Parser, "duplicate line marker".into());
                 }
                 if let Some(op @ (Op::SEND | Op::EXEC)) = self.op(unit) {
-                    self.defer(i, Source::Parser, format!("line marker not allowed on {}", op.as_str()));
+                    self.defer(
+                        i,
+                        Source::Parser,
+                        format!("line marker not allowed on {}", op.as_str()),
+                    );
                 }
                 self.seen.marker = true;
                 self.marker_start = i;
@@ -333,7 +338,11 @@ impl StatementProbe {
             }
             let i = self.scanned;
             if i >= max {
-                return if self.committed() { ProbeVerdict::Overflow } else { ProbeVerdict::NotStatement };
+                return if self.committed() {
+                    ProbeVerdict::Overflow
+                } else {
+                    ProbeVerdict::NotStatement
+                };
             }
             let b = bytes[i];
             self.scanned += 1;
@@ -404,7 +413,9 @@ impl StatementProbe {
                     let signal = matches!(self.place, Place::Signal { .. });
                     let slot = if signal { "signal" } else { "path" };
                     match b {
-                        b'\r' | b'\n' => return self.header_error(i, i, format!("line break in {slot}")),
+                        b'\r' | b'\n' => {
+                            return self.header_error(i, i, format!("line break in {slot}"))
+                        }
                         b'<' if lt => {
                             return self.header_error(
                                 i - 1,
@@ -436,7 +447,11 @@ impl StatementProbe {
             return self.resume_body(bytes, max);
         }
         if self.scanned >= max {
-            return if self.committed() { ProbeVerdict::Overflow } else { ProbeVerdict::NotStatement };
+            return if self.committed() {
+                ProbeVerdict::Overflow
+            } else {
+                ProbeVerdict::NotStatement
+            };
         }
         ProbeVerdict::NeedMore
     }
@@ -501,5 +516,7 @@ impl Default for StatementProbe {
 
 /// The character that starts at byte `i` of `unit`.
 fn char_at(unit: &str, i: usize) -> char {
-    unit.get(i..).and_then(|s| s.chars().next()).unwrap_or(char::REPLACEMENT_CHARACTER)
+    unit.get(i..)
+        .and_then(|s| s.chars().next())
+        .unwrap_or(char::REPLACEMENT_CHARACTER)
 }

@@ -9,7 +9,8 @@ use pest::Parser as _;
 
 use super::grammar::{PlurnkGrammar, Rule};
 use super::model::{
-    Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source, Statement,
+    Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source,
+    Statement,
 };
 use super::probe::StatementProbe;
 
@@ -64,7 +65,8 @@ fn type_statement(
             Rule::suffix => statement.suffix = pair.as_str().to_string(),
             Rule::signal => statement.signal = signal(op, inner_text(pair), start + 1)?,
             Rule::path => {
-                statement.path = path(inner_text(pair), "path").map_err(|e| (start + 1, Source::Visitor, e))?
+                statement.path =
+                    path(inner_text(pair), "path").map_err(|e| (start + 1, Source::Visitor, e))?
             }
             Rule::line_marker => statement.line_marker = Some(line_marker(pair)?),
             _ => {}
@@ -93,12 +95,20 @@ fn integer(digits: &str) -> Option<i64> {
     if magnitude.len() > 16 {
         return None;
     }
-    let value: i64 = if magnitude.is_empty() { 0 } else { magnitude.parse().ok()? };
+    let value: i64 = if magnitude.is_empty() {
+        0
+    } else {
+        magnitude.parse().ok()?
+    };
     (value <= MAX_SAFE_INTEGER).then_some(if negative { -value } else { value })
 }
 
 fn out_of_range(at: usize, digits: &str) -> Problem {
-    (at, Source::Visitor, format!("integer {digits} is out of range"))
+    (
+        at,
+        Source::Visitor,
+        format!("integer {digits} is out of range"),
+    )
 }
 
 fn is_entry(rule: Rule, entry: &str) -> bool {
@@ -107,11 +117,25 @@ fn is_entry(rule: Rule, entry: &str) -> bool {
 
 fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
     let entries: Vec<&str> = PlurnkGrammar::parse(Rule::tag_list, content)
-        .map(|pairs| pairs.flat_map(|p| p.into_inner()).map(|p| p.as_str()).collect())
+        .map(|pairs| {
+            pairs
+                .flat_map(|p| p.into_inner())
+                .filter(|p| p.as_rule() == Rule::tag)
+                .map(|p| p.as_str())
+                .collect()
+        })
         .unwrap_or_default();
-    let number = |entry: &str| integer(entry).map(Signal::Number).ok_or_else(|| out_of_range(at, entry));
+    let number = |entry: &str| {
+        integer(entry)
+            .map(Signal::Number)
+            .ok_or_else(|| out_of_range(at, entry))
+    };
     let wrong = |what: &str| {
-        Err((at, Source::Lexer, format!("expected {what} signal; got `{content}`")))
+        Err((
+            at,
+            Source::Lexer,
+            format!("expected {what} signal; got `{content}`"),
+        ))
     };
     match op {
         Op::SEND | Op::HIDE | Op::EXEC if entries.is_empty() => Ok(None),
@@ -120,18 +144,27 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
             _ => wrong("integer for SEND"),
         },
         Op::EXEC => match entries.as_slice() {
-            [one] if is_entry(Rule::runtime_entry, one) => Ok(Some(Signal::Runtime(one.to_string()))),
+            [one] if is_entry(Rule::runtime_entry, one) => {
+                Ok(Some(Signal::Runtime(one.to_string())))
+            }
             _ => wrong("runtime tag for EXEC"),
         },
         Op::HIDE => {
-            let integers = entries.iter().filter(|e| is_entry(Rule::int_entry, e)).count();
+            let integers = entries
+                .iter()
+                .filter(|e| is_entry(Rule::int_entry, e))
+                .count();
             match (integers, entries.as_slice()) {
-                (0, _) => Ok(Some(Signal::Tags(entries.iter().map(|e| e.to_string()).collect()))),
+                (0, _) => Ok(Some(Signal::Tags(
+                    entries.iter().map(|e| e.to_string()).collect(),
+                ))),
                 (1, [one]) => number(one).map(Some),
                 _ => wrong("one integer or tags for HIDE"),
             }
         }
-        _ => Ok(Some(Signal::Tags(entries.iter().map(|e| e.to_string()).collect()))),
+        _ => Ok(Some(Signal::Tags(
+            entries.iter().map(|e| e.to_string()).collect(),
+        ))),
     }
 }
 
@@ -142,7 +175,9 @@ fn line_marker(pair: Pair<'_, Rule>) -> Result<LineMarker, Problem> {
             None => Ok(None),
             Some(p) => {
                 let digits = p.as_str();
-                integer(digits).map(Some).ok_or_else(|| out_of_range(p.as_span().start(), digits))
+                integer(digits)
+                    .map(Some)
+                    .ok_or_else(|| out_of_range(p.as_span().start(), digits))
             }
         }
     };
@@ -162,7 +197,9 @@ fn path(text: &str, what: &str) -> Result<Option<Path>, String> {
 /// Reads a non-empty path text as local or URL (PL-11); `what` names the place for errors.
 pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
     if PlurnkGrammar::parse(Rule::url_prefix, text).is_err() {
-        return Ok(Path::Local { raw: text.to_string() });
+        return Ok(Path::Local {
+            raw: text.to_string(),
+        });
     }
     let url = url::Url::parse(text).map_err(|_| format!("invalid URL in {what}"))?;
     let mut params: IndexMap<String, ParamValue> = IndexMap::new();
@@ -201,7 +238,9 @@ pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
 fn body(op: Op, raw: &str) -> Result<Body, (Source, String)> {
     Ok(match op {
         Op::EDIT | Op::EXEC => Body::Raw(raw.to_string()),
-        Op::COPY | Op::MOVE => Body::Path(parse_path(raw, "body").map_err(|e| (Source::Visitor, e))?),
+        Op::COPY | Op::MOVE => {
+            Body::Path(parse_path(raw, "body").map_err(|e| (Source::Visitor, e))?)
+        }
         Op::SEND => Body::Send {
             raw: raw.to_string(),
             json: serde_json::from_str(raw).unwrap_or(serde_json::Value::Null),
@@ -236,11 +275,15 @@ fn nesting(raw: &str) -> usize {
 fn matcher(raw: &str) -> Result<Matcher, String> {
     let checked = raw.starts_with('/') || raw.starts_with('$');
     if checked && nesting(raw) > MAX_MATCHER_NESTING {
-        return Err(format!("matcher nests deeper than {MAX_MATCHER_NESTING} brackets"));
+        return Err(format!(
+            "matcher nests deeper than {MAX_MATCHER_NESTING} brackets"
+        ));
     }
     if raw.starts_with("//") {
         return match sxd_xpath::Factory::new().build(raw) {
-            Ok(Some(_)) => Ok(Matcher::Xpath { raw: raw.to_string() }),
+            Ok(Some(_)) => Ok(Matcher::Xpath {
+                raw: raw.to_string(),
+            }),
             _ => Err("invalid xpath".into()),
         };
     }
@@ -264,11 +307,15 @@ fn matcher(raw: &str) -> Result<Matcher, String> {
     }
     if raw.starts_with('$') {
         return match serde_json_path::JsonPath::parse(raw) {
-            Ok(_) => Ok(Matcher::Jsonpath { raw: raw.to_string() }),
+            Ok(_) => Ok(Matcher::Jsonpath {
+                raw: raw.to_string(),
+            }),
             Err(_) => Err("invalid jsonpath".into()),
         };
     }
-    Ok(Matcher::Glob { raw: raw.to_string() })
+    Ok(Matcher::Glob {
+        raw: raw.to_string(),
+    })
 }
 
 /// ECMAScript flags: distinct letters of `dgimsuvy`, never both `u` and `v`.
