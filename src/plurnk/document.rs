@@ -15,7 +15,7 @@ pub enum Item {
     /// A valid statement.
     Statement {
         /// The typed statement.
-        statement: Statement,
+        statement: Box<Statement>,
         /// Opener to close tag (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
         span: Option<Span>,

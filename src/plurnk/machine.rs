@@ -28,7 +28,7 @@ pub enum Event {
     /// A valid statement, emitted at its close tag (or at end of input, PL-19).
     Statement {
         /// The typed statement.
-        statement: Statement,
+        statement: Box<Statement>,
         /// Opener to close tag.
         span: Span,
     },
@@ -118,7 +118,7 @@ impl PlurnkMachine {
     /// The most bytes held back undecided (PL-22): a whole statement, one character of
     /// lookahead after its close tag, and a carried partial UTF-8 character.
     pub fn hold_back_bound(&self) -> usize {
-        self.max + 4 + 3
+        self.max.saturating_add(4 + 3)
     }
 
     fn text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
@@ -167,7 +167,7 @@ impl PlurnkMachine {
         match typing::build(unit, probe, end - tag_len, self.pos) {
             Ok(statement_item) => {
                 out.push(Event::Statement {
-                    statement: statement_item,
+                    statement: Box::new(statement_item),
                     span,
                 });
                 self.pos = self.pos.after(statement);
@@ -205,7 +205,7 @@ impl PlurnkMachine {
         if probe.place() == Place::Body {
             if let Ok(statement) = typing::build(unit, probe, unit.len(), from) {
                 out.push(Event::Statement {
-                    statement,
+                    statement: Box::new(statement),
                     span: Span::new(base, base + unit.len()),
                 });
                 self.pos = end;

@@ -85,3 +85,6 @@ pub const DIALECT: session::Dialect = session::Dialect {
     open,
     render: None,
 };
+
+#[cfg(test)]
+mod tests;

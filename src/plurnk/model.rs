@@ -138,26 +138,30 @@ pub enum Path {
         raw: String,
     },
     /// A URL, decomposed the WHATWG way.
-    Url {
-        /// The text as written.
-        raw: String,
-        /// Lowercased scheme without `:`.
-        scheme: String,
-        /// Percent-encoded user name, if any.
-        username: Option<String>,
-        /// Percent-encoded password, if any.
-        password: Option<String>,
-        /// Serialized host, if any.
-        hostname: Option<String>,
-        /// Port, unless absent or the scheme's default.
-        port: Option<u16>,
-        /// Serialized path.
-        pathname: String,
-        /// Decoded query values by key, in first-appearance order.
-        params: IndexMap<String, ParamValue>,
-        /// Fragment without `#`, if not empty.
-        fragment: Option<String>,
-    },
+    Url(Box<UrlPath>),
+}
+
+/// A URL path slot, decomposed the WHATWG way (PL-11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UrlPath {
+    /// The text as written.
+    pub raw: String,
+    /// Lowercased scheme without `:`.
+    pub scheme: String,
+    /// Percent-encoded user name, if any.
+    pub username: Option<String>,
+    /// Percent-encoded password, if any.
+    pub password: Option<String>,
+    /// Serialized host, if any.
+    pub hostname: Option<String>,
+    /// Port, unless absent or the scheme's default.
+    pub port: Option<u16>,
+    /// Serialized path.
+    pub pathname: String,
+    /// Decoded query values by key, in first-appearance order.
+    pub params: IndexMap<String, ParamValue>,
+    /// Fragment without `#`, if not empty.
+    pub fragment: Option<String>,
 }
 
 /// A matcher body of FIND, READ, SHOW and HIDE (PL-13).

@@ -483,7 +483,7 @@ impl StatementProbe {
                 return ProbeVerdict::Overflow;
             }
             if close.idle() {
-                let limit = bytes.len().min(max + 1);
+                let limit = bytes.len().min(max.saturating_add(1));
                 match memchr::memchr(b':', &bytes[self.scanned..limit]) {
                     Some(k) => self.scanned += k,
                     None => {

@@ -10,7 +10,7 @@ use pest::Parser as _;
 use super::grammar::{PlurnkGrammar, Rule};
 use super::model::{
     Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source,
-    Statement,
+    Statement, UrlPath,
 };
 use super::probe::StatementProbe;
 
@@ -222,7 +222,7 @@ pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
         }
     }
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
-    Ok(Path::Url {
+    Ok(Path::Url(Box::new(UrlPath {
         raw: text.to_string(),
         scheme: url.scheme().to_string(),
         username: non_empty(url.username()),
@@ -232,7 +232,7 @@ pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
         pathname: url.path().to_string(),
         params,
         fragment: url.fragment().and_then(non_empty),
-    })
+    })))
 }
 
 fn body(op: Op, raw: &str) -> Result<Body, (Source, String)> {
