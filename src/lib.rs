@@ -13,6 +13,7 @@
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod conformance;
 pub mod plurnk;
 pub mod reentry;
 pub mod sections;

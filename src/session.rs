@@ -67,6 +67,10 @@ pub trait Session {
     fn is_clean(&self) -> bool {
         true
     }
+    /// How many invalid UTF-8 sequences were replaced with U+FFFD so far.
+    fn replaced_sequences(&self) -> usize {
+        0
+    }
 }
 
 /// Folds a dialect's events into its document, one event at a time.
@@ -88,6 +92,10 @@ pub struct TypedSession<M: Machine, F> {
     stream: Stream<M>,
     fold: F,
     hold_back_bound: Option<usize>,
+    /// End of the last span emitted, where a diagnostic event is placed.
+    covered: usize,
+    /// Replacements already reported by an `invalid_utf8` event.
+    reported: usize,
 }
 
 impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
@@ -97,6 +105,8 @@ impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
             stream: Stream::new(machine),
             fold,
             hold_back_bound,
+            covered: 0,
+            reported: 0,
         }
     }
 }
@@ -107,6 +117,31 @@ fn push_json<E: Serialize>(event: &E, events: &mut Vec<Value>) {
     events.push(serde_json::to_value(event).unwrap_or(Value::Null));
 }
 
+impl<M: Machine, F> TypedSession<M, F> {
+    /// Appends an `invalid_utf8` event when the last feed replaced invalid UTF-8:
+    /// `{"type":"invalid_utf8","replaced":N,"span":[p,p]}`, zero-width at the end of
+    /// what has been emitted, with N the number of sequences replaced since the last
+    /// such event. It is a diagnostic only: it changes no document.
+    fn report_replacements(&mut self, first: usize, events: &mut Vec<Value>) {
+        if let Some(end) = events[first..]
+            .iter()
+            .rev()
+            .find_map(|e| e["span"][1].as_u64())
+        {
+            self.covered = end as usize;
+        }
+        let replaced = self.stream.reentry().replaced();
+        if replaced > self.reported {
+            events.push(serde_json::json!({
+                "type": "invalid_utf8",
+                "replaced": replaced - self.reported,
+                "span": [self.covered, self.covered],
+            }));
+            self.reported = replaced;
+        }
+    }
+}
+
 impl<M, F> Session for TypedSession<M, F>
 where
     M: Machine,
@@ -114,17 +149,25 @@ where
     F: Fold<M::Event>,
 {
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>) {
+        let first = events.len();
         for event in self.stream.feed(bytes) {
             self.fold.push(&event);
             push_json(&event, events);
         }
+        self.report_replacements(first, events);
     }
 
     fn finish(&mut self, events: &mut Vec<Value>) {
+        let first = events.len();
         for event in self.stream.finish() {
             self.fold.push(&event);
             push_json(&event, events);
         }
+        self.report_replacements(first, events);
+    }
+
+    fn replaced_sequences(&self) -> usize {
+        self.stream.reentry().replaced()
     }
 
     fn document(&self) -> Value {

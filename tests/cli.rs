@@ -221,3 +221,11 @@ fn a_closed_stdout_ends_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn invalid_utf8_is_replaced_and_reported() {
+    insta::assert_snapshot!(transcript(&run(
+        &["stream", "sections"],
+        b"a\xffb<think>\xc3"
+    )));
+}

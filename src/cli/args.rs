@@ -53,6 +53,24 @@ pub enum Command {
     },
     /// List the dialects.
     Dialects,
+    /// Run the conformance corpus, in-process or against another implementation.
+    Conformance {
+        /// Only this dialect's cases.
+        #[arg(long)]
+        dialect: Option<String>,
+        /// Run each case through this command instead (see conformance/README.md).
+        #[arg(long, value_name = "'CMD ARGS'")]
+        port: Option<String>,
+        /// With --port: also send each input as chunks, under the port schedule.
+        #[arg(long, requires = "port")]
+        chunks: bool,
+        /// Case names (`dialect::case`) a port is known to fail, one per line.
+        #[arg(long, value_name = "FILE")]
+        skip: Option<PathBuf>,
+        /// The corpus folder.
+        #[arg(long, value_name = "DIR", default_value = "conformance")]
+        root: PathBuf,
+    },
 }
 
 /// Options shared by the commands; they are merged into the dialect's JSON options.

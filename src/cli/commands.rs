@@ -33,6 +33,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             let mut events = Vec::new();
             session.feed(&input, &mut events);
             session.finish(&mut events);
+            warn_replacements(session.as_ref());
             let document = session.document();
             let mut text = if compact {
                 serde_json::to_string(&document)
@@ -53,6 +54,19 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             let (_, session) = open(&dialect, &options, true)?;
             stream(session, Source::from_arg(file), chunk_size as usize)
         }
+        Command::Conformance {
+            dialect,
+            port,
+            chunks,
+            skip,
+            root,
+        } => super::conformance::run(super::conformance::Plan {
+            root,
+            dialect,
+            port,
+            chunks,
+            skip,
+        }),
         Command::Render {
             dialect,
             what,
@@ -102,6 +116,15 @@ fn open(
     Ok((dialect, session))
 }
 
+/// Says on stderr that invalid UTF-8 was replaced (the output itself is still valid).
+fn warn_replacements(session: &dyn Session) {
+    let n = session.replaced_sequences();
+    if n > 0 {
+        let s = if n == 1 { "" } else { "s" };
+        eprintln!("idiolect: warning: {n} invalid UTF-8 sequence{s} replaced with U+FFFD");
+    }
+}
+
 /// Writes to stdout; a closed stdout ends the program quietly (exit 0).
 fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
@@ -134,6 +157,7 @@ fn stream(
     }
     session.finish(&mut events);
     print_events(&mut events, &mut line)?;
+    warn_replacements(session.as_ref());
     Ok(if session.is_clean() { 0 } else { 1 })
 }
 

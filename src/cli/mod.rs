@@ -6,6 +6,7 @@
 
 mod args;
 mod commands;
+mod conformance;
 mod input;
 
 use clap::Parser as _;
