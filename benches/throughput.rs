@@ -8,12 +8,23 @@ mod support;
 
 use std::time::Duration;
 
-use idiolect::sections;
+use idiolect::{plurnk, sections};
+use support::plurnk::plurnk_mixed;
 use support::*;
 
 fn sections_events(input: &[u8], chunk: usize) -> usize {
     let mut parser =
         sections::Parser::with_options(&sections::Options::default()).expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+fn plurnk_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser =
+        plurnk::Parser::with_options(&plurnk::Options::default()).expect("default options");
     let mut n = 0;
     for piece in chunks(input, chunk) {
         n += parser.feed(piece).count();
@@ -103,9 +114,15 @@ fn main() {
         &sections_big_body(1_000_000 / bench.scale, 4),
         sections_events,
     );
+    bench.row(
+        "plurnk: prose and statements of every OP",
+        &plurnk_mixed(size, 6),
+        plurnk_events,
+    );
 
     println!("\n## Scaling (whole-input time at 1, 4 and 16 MB; 16 MB / 1 MB whole and at 16-byte chunks)\n");
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
     println!("|---|---|---|---|---|---|");
     bench.scaling("sections: mixed", |n| sections_mixed(n, 5), sections_events);
+    bench.scaling("plurnk: mixed", |n| plurnk_mixed(n, 7), plurnk_events);
 }

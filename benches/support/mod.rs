@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+pub mod plurnk;
+
 /// xorshift64*: the same inputs on every machine and every run.
 pub struct Rng(u64);
 
