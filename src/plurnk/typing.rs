@@ -112,7 +112,14 @@ fn out_of_range(at: usize, digits: &str) -> Problem {
 }
 
 fn is_entry(rule: Rule, entry: &str) -> bool {
-    PlurnkGrammar::parse(rule, entry).is_ok()
+    // A failed pest parse builds a detailed error; skip it when the first byte already
+    // rules the entry out.
+    let first = entry.bytes().next().unwrap_or(b' ');
+    let may_start = match rule {
+        Rule::int_entry => first == b'-' || first.is_ascii_digit(),
+        _ => first == b'_' || first.is_ascii_alphabetic(),
+    };
+    may_start && PlurnkGrammar::parse(rule, entry).is_ok()
 }
 
 fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
@@ -196,7 +203,8 @@ fn path(text: &str, what: &str) -> Result<Option<Path>, String> {
 
 /// Reads a non-empty path text as local or URL (PL-11); `what` names the place for errors.
 pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
-    if PlurnkGrammar::parse(Rule::url_prefix, text).is_err() {
+    // Without `://` the text cannot be a URL; that check spares pest a failed parse.
+    if !text.contains("://") || PlurnkGrammar::parse(Rule::url_prefix, text).is_err() {
         return Ok(Path::Local {
             raw: text.to_string(),
         });
@@ -298,7 +306,11 @@ fn matcher(raw: &str) -> Result<Matcher, String> {
         if !valid_flags(flags) {
             return Err(format!("invalid regex flags `{flags}`"));
         }
-        regress::Regex::with_flags(pattern, flags).map_err(|_| "invalid regex".to_string())?;
+        // Only validity matters here, so the regex is not optimized.
+        let mut options = regress::Flags::from(flags);
+        options.no_opt = true;
+        regress::Regex::from_unicode(pattern.chars().map(u32::from), options)
+            .map_err(|_| "invalid regex".to_string())?;
         return Ok(Matcher::Regex {
             raw: raw.to_string(),
             pattern: pattern.to_string(),
