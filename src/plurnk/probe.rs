@@ -241,9 +241,10 @@ impl StatementProbe {
         )
     }
 
-    /// `OPsuffix`, once the suffix is complete.
+    /// `OPsuffix`, once the suffix is complete (empty before that).
     pub fn open_tag<'a>(&self, unit: &'a str) -> &'a str {
-        &unit[self.op_start..self.suffix_end]
+        unit.get(self.op_start..self.suffix_end.max(self.op_start))
+            .unwrap_or("")
     }
 
     /// Bytes of the unit looked at so far.
