@@ -306,9 +306,15 @@ fn matcher(raw: &str) -> Result<Matcher, String> {
         if !valid_flags(flags) {
             return Err(format!("invalid regex flags `{flags}`"));
         }
-        // Only validity matters here, so the regex is not optimized.
-        let mut options = regress::Flags::from(flags);
-        options.no_opt = true;
+        // Only validity matters here: of the flags only `u` and `v` change what is valid
+        // ECMAScript syntax, and the compiled regex is thrown away, so it is neither
+        // case-folded nor optimized.
+        let options = regress::Flags {
+            unicode: flags.contains('u'),
+            unicode_sets: flags.contains('v'),
+            no_opt: true,
+            ..regress::Flags::default()
+        };
         regress::Regex::from_unicode(pattern.chars().map(u32::from), options)
             .map_err(|_| "invalid regex".to_string())?;
         return Ok(Matcher::Regex {
