@@ -34,7 +34,7 @@ pub use model::{
     Statement, UnparsedTail,
 };
 pub use options::{Options, OptionsProblem, DEFAULT_MAX_STATEMENT_BYTES, MIN_MAX_STATEMENT_BYTES};
-pub use typing::{MAX_MATCHER_NESTING, MAX_SAFE_INTEGER};
+pub use typing::{MAX_MATCHER_BYTES, MAX_MATCHER_NESTING, MAX_SAFE_INTEGER};
 
 use crate::reentry::Stream;
 use crate::session::{self, Fold, OptionsError, Session, TypedSession};

@@ -20,6 +20,10 @@ pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// How deep a matcher's brackets may nest before it is refused (PL-13).
 pub const MAX_MATCHER_NESTING: usize = 64;
 
+/// The longest xpath, regex or jsonpath matcher that is checked (PL-13); a longer one is
+/// refused, so that the stack its check may need stays bounded.
+pub const MAX_MATCHER_BYTES: usize = 16 * 1024;
+
 /// A problem at a byte offset of the statement, with its source and text.
 type Problem = (usize, Source, String);
 
@@ -282,11 +286,37 @@ fn nesting(raw: &str) -> usize {
 
 fn matcher(raw: &str) -> Result<Matcher, String> {
     let checked = raw.starts_with('/') || raw.starts_with('$');
-    if checked && nesting(raw) > MAX_MATCHER_NESTING {
+    if !checked {
+        return Ok(Matcher::Glob {
+            raw: raw.to_string(),
+        });
+    }
+    if raw.len() > MAX_MATCHER_BYTES {
+        return Err(format!("matcher longer than {MAX_MATCHER_BYTES} bytes"));
+    }
+    if nesting(raw) > MAX_MATCHER_NESTING {
         return Err(format!(
             "matcher nests deeper than {MAX_MATCHER_NESTING} brackets"
         ));
     }
+    if raw.len() <= SMALL_MATCHER_BYTES {
+        return check_matcher(raw);
+    }
+    // The validators recurse on more than brackets (a run of unary minus in XPath, a long
+    // alternation in a regex), at most a few frames per byte: a long matcher is checked on
+    // a stack segment sized for its length, whatever stack the caller has left.
+    stacker::grow(STACK_BASE + STACK_PER_BYTE * raw.len(), || {
+        check_matcher(raw)
+    })
+}
+
+/// Matchers up to this length are checked on the caller's stack.
+const SMALL_MATCHER_BYTES: usize = 256;
+/// Stack for checking a longer matcher: a base plus a share per byte.
+const STACK_BASE: usize = 1 << 20;
+const STACK_PER_BYTE: usize = 4096;
+
+fn check_matcher(raw: &str) -> Result<Matcher, String> {
     if raw.starts_with("//") {
         return match sxd_xpath::Factory::new().build(raw) {
             Ok(Some(_)) => Ok(Matcher::Xpath {
@@ -323,17 +353,12 @@ fn matcher(raw: &str) -> Result<Matcher, String> {
             flags: flags.to_string(),
         });
     }
-    if raw.starts_with('$') {
-        return match serde_json_path::JsonPath::parse(raw) {
-            Ok(_) => Ok(Matcher::Jsonpath {
-                raw: raw.to_string(),
-            }),
-            Err(_) => Err("invalid jsonpath".into()),
-        };
+    match serde_json_path::JsonPath::parse(raw) {
+        Ok(_) => Ok(Matcher::Jsonpath {
+            raw: raw.to_string(),
+        }),
+        Err(_) => Err("invalid jsonpath".into()),
     }
-    Ok(Matcher::Glob {
-        raw: raw.to_string(),
-    })
 }
 
 /// ECMAScript flags: distinct letters of `dgimsuvy`, never both `u` and `v`.
