@@ -8,13 +8,23 @@ mod support;
 
 use std::time::Duration;
 
-use idiolect::{plurnk, sections};
+use idiolect::{anthropic_xml, kindaxml, plurnk, sections};
 use support::plurnk::plurnk_mixed;
 use support::*;
 
 fn sections_events(input: &[u8], chunk: usize) -> usize {
     let mut parser =
         sections::Parser::with_options(&sections::Options::default()).expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+fn axml_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser = anthropic_xml::Parser::with_options(&anthropic_xml::Options::default())
+        .expect("default options");
     let mut n = 0;
     for piece in chunks(input, chunk) {
         n += parser.feed(piece).count();
@@ -30,6 +40,23 @@ fn plurnk_events(input: &[u8], chunk: usize) -> usize {
         n += parser.feed(piece).count();
     }
     n + parser.finish().count()
+}
+
+fn kindaxml_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser =
+        kindaxml::Parser::with_options(&kindaxml::Options::default()).expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+/// The whole-document parse including the folded document (segments and markers).
+fn kindaxml_document(input: &[u8], _chunk: usize) -> usize {
+    let text = std::str::from_utf8(input).expect("generated inputs are UTF-8");
+    let doc = kindaxml::parse(text, &kindaxml::Options::default()).expect("default options");
+    doc.segments.len() + doc.markers.len()
 }
 
 struct Bench {
@@ -115,6 +142,26 @@ fn main() {
         sections_events,
     );
     bench.row(
+        "anthropic-xml: prose-heavy",
+        &axml_prose(size, 6),
+        axml_events,
+    );
+    bench.row(
+        "anthropic-xml: markup-dense (calls, code values, results)",
+        &axml_dense(size, 7),
+        axml_events,
+    );
+    bench.row(
+        "kindaxml: annotated answer",
+        &kindaxml_annotated(size, 6),
+        kindaxml_events,
+    );
+    bench.row(
+        "kindaxml: 100k unclosed cites on one line",
+        &kindaxml_unclosed_line(100_000 / bench.scale),
+        kindaxml_events,
+    );
+    bench.row(
         "plurnk: prose and statements of every OP",
         &plurnk_mixed(size, 6),
         plurnk_events,
@@ -124,5 +171,25 @@ fn main() {
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
     println!("|---|---|---|---|---|---|");
     bench.scaling("sections: mixed", |n| sections_mixed(n, 5), sections_events);
+    bench.scaling(
+        "anthropic-xml: markup-dense",
+        |n| axml_dense(n, 8),
+        axml_events,
+    );
+    bench.scaling(
+        "kindaxml: annotated answer",
+        |n| kindaxml_annotated(n, 7),
+        kindaxml_events,
+    );
+    bench.scaling(
+        "kindaxml: annotated answer, folded document",
+        |n| kindaxml_annotated(n, 7),
+        kindaxml_document,
+    );
+    bench.scaling(
+        "kindaxml: unclosed cites on one line",
+        |n| kindaxml_unclosed_line(n / 16),
+        kindaxml_events,
+    );
     bench.scaling("plurnk: mixed", |n| plurnk_mixed(n, 7), plurnk_events);
 }

@@ -7,13 +7,17 @@
 //! its document, which is exactly what parsing the whole input gives.
 //!
 //! - [`sections`]: `<think>…</think><create-file path="a.ts">…</create-file>`.
+//! - [`anthropic_xml`]: prose, `<thinking>`, `<function_calls>` and `<function_results>`.
+//! - [`kindaxml`]: `We shipped <cite id=1>`, `<claim>…</claim>`, `<todo/>`: annotations.
 //! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
 //! The [`session`] module drives any dialect by name with JSON options; the CLI
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
+pub mod anthropic_xml;
 pub mod conformance;
+pub mod kindaxml;
 pub mod plurnk;
 pub mod reentry;
 pub mod sections;

@@ -213,7 +213,12 @@ impl std::fmt::Debug for Dialect {
 
 /// Every dialect this build knows, in a stable order.
 pub fn dialects() -> &'static [Dialect] {
-    &[crate::sections::DIALECT, crate::plurnk::DIALECT]
+    &[
+        crate::sections::DIALECT,
+        crate::anthropic_xml::DIALECT,
+        crate::kindaxml::DIALECT,
+        crate::plurnk::DIALECT,
+    ]
 }
 
 /// The dialect called `name`, if there is one.

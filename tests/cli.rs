@@ -229,3 +229,86 @@ fn invalid_utf8_is_replaced_and_reported() {
         b"a\xffb<think>\xc3"
     )));
 }
+
+#[test]
+fn the_python_port_passes_the_sections_corpus_whole_and_chunked() {
+    let cases = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/sections"))
+        .expect("the sections corpus")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "txt"))
+        .count();
+    let out = run(
+        &[
+            "conformance",
+            "--dialect",
+            "sections",
+            "--port",
+            "python3 ports/python/sections.py",
+            "--chunks",
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    assert_eq!(last, format!("{cases} passed, 0 failed"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn conformance_reports_failures_and_exits_1() {
+    // `cat` echoes the input instead of a document: every case must fail.
+    let out = run(
+        &["conformance", "--dialect", "sections", "--port", "cat"],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("0 passed, "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL sections::basic-think-section"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_skipped_case_that_passes_is_reported_as_stale() {
+    let dir = std::env::temp_dir().join(format!("idiolect-skip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let skip = dir.join("skip.txt");
+    std::fs::write(
+        &skip,
+        "# known failures\nsections::basic-think-section  # passes in-process\n",
+    )
+    .expect("write");
+    let out = run(
+        &[
+            "conformance",
+            "--dialect",
+            "sections",
+            "--skip",
+            skip.to_str().expect("utf-8"),
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("stale sections::basic-think-section"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or("")
+            .ends_with(" failed, 1 skipped"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(0));
+}

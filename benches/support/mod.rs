@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+mod anthropic_xml;
+pub use anthropic_xml::*;
 pub mod plurnk;
 
 /// xorshift64*: the same inputs on every machine and every run.
@@ -70,7 +72,7 @@ pub fn sentence(rng: &mut Rng, out: &mut String) {
     out.push_str(". ");
 }
 
-const CODE: &[&str] = &[
+pub const CODE: &[&str] = &[
     "if (a < b) { return x; }\n",
     "const m: Map<string, Array<number>> = new Map();\n",
     "let y = x << 2 | z;\n",
@@ -184,4 +186,37 @@ pub fn best_of(min: Duration, mut f: impl FnMut() -> usize) -> Duration {
 /// MB/s (10^6 bytes per second).
 pub fn mb_per_s(bytes: usize, time: Duration) -> f64 {
     bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+/// An annotated kindaxml answer of about `size` bytes: prose lines with postfix
+/// cites, inline claims, self-closing todos, unknown tags, `a < b` prose and the
+/// occasional literal block.
+pub fn kindaxml_annotated(size: usize, seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let mut out = String::with_capacity(size + 4096);
+    while out.len() < size {
+        sentence(&mut rng, &mut out);
+        match rng.below(8) {
+            0..=2 => out.push_str(&format!("<cite id={}>\n", rng.below(100))),
+            3 => {
+                out.push_str("<claim confidence=\"high\">");
+                sentence(&mut rng, &mut out);
+                out.push_str("</claim>\n");
+            }
+            4 => out.push_str("<todo owner='ann'/> check a < b first\n"),
+            5 => {
+                out.push_str("the <b>bold</b> part <note>");
+                sentence(&mut rng, &mut out);
+                out.push('\n');
+            }
+            6 => out.push_str("<![CDATA[if (a < b) { x = <y>; }]]>\n"),
+            _ => out.push('\n'),
+        }
+    }
+    out
+}
+
+/// `n` unclosed cites on one line, each after one word.
+pub fn kindaxml_unclosed_line(n: usize) -> String {
+    "word <cite id=7>".repeat(n)
 }

@@ -102,8 +102,8 @@ def check_options(options):
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             raise OptionsError(f"aliases of {spec['name']!r} must be a list of strings")
     bound = options.get("max_tag_bytes", DEFAULT_MAX_TAG_BYTES)
-    if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
-        raise OptionsError("max_tag_bytes must be a non-negative integer")
+    if not isinstance(bound, int) or isinstance(bound, bool):
+        raise OptionsError("max_tag_bytes must be an integer")
     if bound < MIN_MAX_TAG_BYTES:
         raise OptionsError(f"max_tag_bytes is {bound}; it must be at least {MIN_MAX_TAG_BYTES}")
     return Registry(sections), bound
@@ -135,7 +135,7 @@ class Candidate:
         self.size = 1  # bytes from the `<` inclusive
 
     def step(self, ch):
-        verdict = self.advance(ch)
+        verdict = self.state(ch)  # each state is a method taking the next character
         self.size += utf8_len(ch)
         if verdict is MORE and self.size >= self.max_tag_bytes:
             return FAIL
@@ -156,9 +156,6 @@ class Opener(Candidate):
         self.depth = 0  # brace depth of a {...} value
         self.quote = None  # the quote of a quoted value, or of a string inside {...}
         self.self_closing = False
-
-    def advance(self, ch):
-        return self.state(ch)
 
     def put(self, value):
         # SEC-5: keys ASCII-lowercased; a repeated key keeps its first position
@@ -304,25 +301,28 @@ class Closer(Candidate):
         super().__init__(registry, max_tag_bytes)
         self.section = section
         self.name = ""  # lowercased
-        self.state = "slash"
+        self.state = self.slash
 
-    def advance(self, ch):
-        if self.state == "slash":
-            if ch != "/":
-                return FAIL
-            self.state = "lead"
+    def slash(self, ch):
+        if ch != "/":
+            return FAIL
+        self.state = self.lead
+        return MORE
+
+    def lead(self, ch):
+        return MORE if ch in WS else self.name_char(ch)
+
+    def name_char(self, ch):
+        if ch in NAME_CHARS and self.registry.viable(self.name + ch.lower(), self.section):
+            self.name += ch.lower()
+            self.state = self.name_char
             return MORE
-        if self.state == "lead" and ch in WS:
-            return MORE
-        if self.state in ("lead", "name"):
-            if ch in NAME_CHARS and self.registry.viable(self.name + ch.lower(), self.section):
-                self.name += ch.lower()
-                self.state = "name"
-                return MORE
-            if self.state == "lead" or self.registry.lookup(self.name) != self.section:
-                return FAIL
-            self.state = "trail"
-        # "trail": the name is complete
+        if self.registry.lookup(self.name) != self.section:  # empty, or another section
+            return FAIL
+        self.state = self.trail
+        return self.trail(ch)
+
+    def trail(self, ch):
         if ch in WS:
             return MORE
         return DONE if ch == ">" else FAIL
@@ -353,11 +353,7 @@ class Parser:
         # A candidate cut by the end of input is not a tag (SEC-12, SEC-13); its
         # `<` is decided and the rest rescanned, which may start another one.
         while self.candidate is not None:
-            held = "".join(self.held)
-            self.held = []
-            self.candidate = None
-            self.piece.append("<")
-            self.scan(held, 1)
+            self.scan(self.reject(), 1)
         if self.open is not None:  # SEC-12: unclosed, zero-width end
             self.flush()
             self.events.append(
@@ -376,15 +372,12 @@ class Parser:
         if verdict is MORE:
             self.held.append(text)
             return
-        held = "".join(self.held)
-        self.held = []
         if verdict is DONE:
+            self.held = []
             self.complete()
             self.scan(text, i)
-        else:  # SEC-8a: only the `<` is decided; rescan from the next character
-            self.candidate = None
-            self.piece.append("<")
-            self.scan(held + text, 1)
+        else:
+            self.scan(self.reject() + text, 1)
 
     def run(self, text, i):
         """Steps the candidate through text from i; returns (next index, verdict)."""
@@ -415,10 +408,20 @@ class Parser:
                 return
             if verdict is DONE:
                 self.complete()
-            else:  # SEC-8a
-                self.candidate = None
-                self.piece.append("<")
+            else:
+                self.reject()
                 i = start + 1
+
+    def reject(self):
+        """The candidate failed (SEC-8a): only its `<` is decided, as text or
+        content, and scanning resumes at the next character. Returns the
+        characters it held from earlier feeds (from its `<`), to be rescanned
+        from index 1."""
+        self.candidate = None
+        self.piece.append("<")
+        held = "".join(self.held)
+        self.held = []
+        return held
 
     def complete(self):
         """The candidate's `>` was seen: emit its events and switch state."""
@@ -464,29 +467,27 @@ class Parser:
 def fold(events):
     """Folds events into the document of SEC-17 (adjacent text merged)."""
     items = []
-    parts = []  # the text or content pieces of the last item
+    pieces = []  # per item, the pieces of its text or content, joined at the end
     for event in events:
         kind = event["type"]
         if kind == "text":
-            if not (items and items[-1]["type"] == "text"):
-                items.append({"type": "text"})
-                parts = []
-                items[-1]["parts"] = parts
-            parts.append(event["text"])
+            if not items or items[-1]["type"] != "text":
+                items.append({"type": "text", "text": ""})
+                pieces.append([])
+            pieces[-1].append(event["text"])
         elif kind == "section_start":
-            parts = []
             item = {"type": "section", "name": event["name"], "tag": event["tag"],
-                    "attrs": event["attrs"], "parts": parts, "closed": False}
+                    "attrs": event["attrs"], "content": "", "closed": False}
             if event["self_closing"]:
                 item["self_closing"] = True
             items.append(item)
+            pieces.append([])
         elif kind == "content":
-            parts.append(event["text"])
+            pieces[-1].append(event["text"])
         elif kind == "section_end":
             items[-1]["closed"] = event["closed"]
-    for item in items:
-        key = "text" if item["type"] == "text" else "content"
-        item[key] = "".join(item.pop("parts"))
+    for item, parts in zip(items, pieces):
+        item["text" if item["type"] == "text" else "content"] = "".join(parts)
     return {"items": items}
 
 

@@ -106,7 +106,7 @@ impl Fold<Event> for DocumentFolder {
                     extend(span, *s);
                 }
                 _ => items.push(Item::Text {
-                    text: text.clone(),
+                    text: text.to_string(),
                     span: spans.then_some(*s),
                 }),
             },
@@ -117,8 +117,8 @@ impl Fold<Event> for DocumentFolder {
                 self_closing,
                 span,
             } => items.push(Item::Section {
-                name: name.clone(),
-                tag: tag.clone(),
+                name: name.to_string(),
+                tag: tag.to_string(),
                 attrs: attrs.clone(),
                 content: String::new(),
                 closed: false,

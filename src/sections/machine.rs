@@ -1,5 +1,6 @@
 //! The sections state machine: text outside sections, verbatim content inside.
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use pest::Parser as _;
 use serde::Serialize;
@@ -17,17 +18,17 @@ use crate::span::Span;
 pub enum Event {
     /// Text outside any section (SEC-2), emitted as soon as it cannot be markup.
     Text {
-        /// The text.
-        text: String,
+        /// The text (stored inline when short: no allocation per small event).
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
     /// A section opened: emitted at the opener's `>` (SEC-10).
     SectionStart {
         /// Canonical name.
-        name: String,
+        name: CompactString,
         /// The spelling used in the opener, as written.
-        tag: String,
+        tag: CompactString,
         /// Attributes in source order, keys lowercased, values raw (SEC-5).
         attrs: IndexMap<String, String>,
         /// Whether the opener was `<name .../>`; a `section_end` follows at once.
@@ -37,8 +38,8 @@ pub enum Event {
     },
     /// Content of the open section, verbatim (SEC-9).
     Content {
-        /// The content bytes.
-        text: String,
+        /// The content bytes (stored inline when short).
+        text: CompactString,
         /// Where they stand in the input.
         span: Span,
     },
@@ -46,7 +47,7 @@ pub enum Event {
     /// opener, or at end of input with `closed: false` (SEC-12).
     SectionEnd {
         /// Canonical name.
-        name: String,
+        name: CompactString,
         /// False when end of input came first.
         closed: bool,
         /// The closer (zero-width for self-closing and unclosed sections).
@@ -105,7 +106,7 @@ impl SectionMachine {
             return;
         }
         let span = Span::new(start, start + text.len());
-        let text = text.to_string();
+        let text = CompactString::from(text);
         out.push(match self.open {
             None => Event::Text { text, span },
             Some(_) => Event::Content { text, span },
@@ -144,7 +145,7 @@ impl SectionMachine {
                     let end =
                         tag[1..].find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-');
                     let spelling = &tag[1..1 + end.unwrap_or(tag.len() - 1)];
-                    Some((spelling.to_string(), IndexMap::new(), tag.ends_with("/>")))
+                    Some((spelling.into(), IndexMap::new(), tag.ends_with("/>")))
                 };
                 let Some((spelling, attrs, self_closing)) = parsed else {
                     return false;
@@ -193,14 +194,14 @@ impl SectionMachine {
 }
 
 /// Parses a complete opener with pest: (spelling, attributes, self-closing).
-fn parse_opener(tag: &str) -> Option<(String, IndexMap<String, String>, bool)> {
+fn parse_opener(tag: &str) -> Option<(CompactString, IndexMap<String, String>, bool)> {
     let opener = SectionsGrammar::parse(Rule::opener, tag).ok()?.next()?;
-    let mut spelling = String::new();
+    let mut spelling = CompactString::default();
     let mut attrs = IndexMap::new();
     let mut self_closing = false;
     for pair in opener.into_inner() {
         match pair.as_rule() {
-            Rule::tag_name => spelling = pair.as_str().to_string(),
+            Rule::tag_name => spelling = pair.as_str().into(),
             Rule::self_close => self_closing = true,
             Rule::attribute => {
                 let mut parts = pair.into_inner();

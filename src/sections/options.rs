@@ -87,8 +87,8 @@ impl std::error::Error for OptionsProblem {}
 /// that the spellings a name-so-far can still become form one contiguous range.
 #[derive(Clone, Debug)]
 pub(crate) struct Registry {
-    /// Canonical names, by section index.
-    pub names: Vec<String>,
+    /// Canonical names, by section index (inline strings: cheap to clone per event).
+    pub names: Vec<compact_str::CompactString>,
     /// Every spelling (lowercased, sorted) with the index of its section.
     all: Vec<(Vec<u8>, usize)>,
     /// The spellings of each section (lowercased, sorted).
@@ -119,7 +119,7 @@ impl Registry {
         let mut all: Vec<(Vec<u8>, usize)> = Vec::new();
         let mut by_section = Vec::new();
         for (index, spec) in options.sections.iter().enumerate() {
-            names.push(spec.name.clone());
+            names.push(spec.name.as_str().into());
             let mut own = Vec::new();
             for spelling in std::iter::once(&spec.name).chain(&spec.aliases) {
                 if !valid_name(spelling) {

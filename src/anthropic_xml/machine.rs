@@ -1,0 +1,499 @@
+//! The anthropic-xml state machine: prose at top level, and the modes of the blocks.
+
+use indexmap::IndexMap;
+
+use super::entities;
+use super::event::Event;
+use super::grammar::{parse_tag, AttributeMemo, Name, Tag};
+use super::options::{Options, OptionsProblem};
+use super::probe::{Allowed, Probed, Shape, TagProbe};
+use super::typing::typed_input;
+use super::value_end::ValueEndProbe;
+use crate::reentry::{Machine, Verdict};
+use crate::span::Span;
+
+/// Where the machine stands (AX-5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Top,
+    Thinking,
+    /// Inside a tool-call block, outside any invoke.
+    Calls,
+    /// Inside an invoke, outside any parameter value.
+    Invoke,
+    /// Inside a parameter value.
+    Value,
+    /// Inside a tool-result block, outside any result.
+    Results,
+    /// Inside a result (or, with `error`, an error) element.
+    Content {
+        error: bool,
+    },
+}
+
+const TOP_TAGS: Allowed = &[
+    (Shape::Bare, Name::Thinking),
+    (Shape::Bare, Name::FunctionCalls),
+    (Shape::Bare, Name::FunctionResults),
+];
+const THINKING_TAGS: Allowed = &[(Shape::Closer, Name::Thinking)];
+const CALLS_TAGS: Allowed = &[
+    (Shape::Element, Name::Invoke),
+    (Shape::Closer, Name::FunctionCalls),
+];
+const INVOKE_TAGS: Allowed = &[
+    (Shape::Element, Name::Parameter),
+    (Shape::Closer, Name::Invoke),
+    (Shape::Closer, Name::FunctionCalls),
+];
+const RESULTS_TAGS: Allowed = &[
+    (Shape::Element, Name::Result),
+    (Shape::Element, Name::Error),
+    (Shape::Closer, Name::FunctionResults),
+];
+const RESULT_TAGS: Allowed = &[(Shape::Closer, Name::Result)];
+const ERROR_TAGS: Allowed = &[(Shape::Closer, Name::Error)];
+
+/// The probe for the candidate tag at the start of the unit.
+#[derive(Clone, Debug)]
+enum Probe {
+    Tag(TagProbe),
+    ValueEnd(ValueEndProbe),
+}
+
+/// The invoke being read: what its `invoke_end` will carry.
+#[derive(Clone, Debug, Default)]
+struct OpenCall {
+    name: String,
+    params: IndexMap<String, String>,
+    /// The parameter whose value is being read.
+    param: String,
+    value: String,
+}
+
+/// The anthropic-xml state machine (driven by [`crate::reentry::Stream`]).
+#[derive(Clone, Debug)]
+pub struct AnthropicXmlMachine {
+    options: Options,
+    mode: Mode,
+    probe: Option<Probe>,
+    /// Index of the current top-level block, and of the next one.
+    index: usize,
+    next_index: usize,
+    /// Whether the current block is a prose block (more prose joins it).
+    in_text: bool,
+    /// Calls or results finished so far in the current block.
+    count: usize,
+    call: OpenCall,
+    memo: AttributeMemo,
+}
+
+impl AnthropicXmlMachine {
+    /// A machine for these options.
+    pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
+        options.validate()?;
+        Ok(AnthropicXmlMachine {
+            options: options.clone(),
+            mode: Mode::Top,
+            probe: None,
+            index: 0,
+            next_index: 0,
+            in_text: false,
+            count: 0,
+            call: OpenCall::default(),
+            memo: AttributeMemo::default(),
+        })
+    }
+
+    /// The most bytes held back undecided (AX-21): one tag candidate or a parameter
+    /// closer with its lookahead, plus a carried partial UTF-8 character.
+    pub fn hold_back_bound(&self) -> usize {
+        self.options.max_tag_bytes + 3
+    }
+
+    fn open_block(&mut self) -> usize {
+        self.in_text = false;
+        self.index = self.next_index;
+        self.next_index += 1;
+        self.count = 0;
+        self.index
+    }
+
+    fn new_probe(&self) -> Probe {
+        let allowed = match self.mode {
+            Mode::Top => TOP_TAGS,
+            Mode::Thinking => THINKING_TAGS,
+            Mode::Calls => CALLS_TAGS,
+            Mode::Invoke => INVOKE_TAGS,
+            Mode::Value => return Probe::ValueEnd(ValueEndProbe::new()),
+            Mode::Results => RESULTS_TAGS,
+            Mode::Content { error: false } => RESULT_TAGS,
+            Mode::Content { error: true } => ERROR_TAGS,
+        };
+        Probe::Tag(TagProbe::new(allowed))
+    }
+
+    /// Emits the bytes of a run as the current mode's text.
+    fn emit_run(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        let span = Span::new(start, start + text.len());
+        let index = self.index;
+        let event = match self.mode {
+            Mode::Top => {
+                if !self.in_text {
+                    self.open_block();
+                    self.in_text = true;
+                }
+                Event::Text {
+                    index: self.index,
+                    text: text.to_string(),
+                    span,
+                }
+            }
+            Mode::Thinking => Event::ThinkingDelta {
+                index,
+                text: text.to_string(),
+                span,
+            },
+            Mode::Calls | Mode::Invoke | Mode::Results => Event::Stray {
+                index,
+                text: text.to_string(),
+                span,
+            },
+            Mode::Value => {
+                self.call.value.push_str(text);
+                Event::ParameterDelta {
+                    index,
+                    call: self.count,
+                    text: text.to_string(),
+                    span,
+                }
+            }
+            Mode::Content { .. } => Event::ResultDelta {
+                index,
+                result: self.count,
+                text: entities::decode(text).into_owned(),
+                span,
+            },
+        };
+        out.push(event);
+    }
+
+    fn resume_probe(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
+        let max = self.options.max_tag_bytes;
+        let verdict = match self.probe.as_mut()? {
+            Probe::Tag(p) => p.resume(unit.as_bytes(), max),
+            Probe::ValueEnd(p) => match p.resume(unit.as_bytes(), max) {
+                Verdict::NeedMore if eof => p.at_end(),
+                v => v,
+            },
+        };
+        Some(match verdict {
+            Verdict::NeedMore if eof => Verdict::Rejected,
+            v => v,
+        })
+    }
+
+    fn end_param(&mut self, closed: bool, span: Span, out: &mut Vec<Event>) {
+        let name = std::mem::take(&mut self.call.param);
+        let value = std::mem::take(&mut self.call.value);
+        self.call.params.insert(name.clone(), value);
+        out.push(Event::ParameterEnd {
+            index: self.index,
+            call: self.count,
+            name,
+            closed,
+            span,
+        });
+    }
+
+    fn end_call(&mut self, closed: bool, span: Span, out: &mut Vec<Event>) {
+        let call = std::mem::take(&mut self.call);
+        let input = typed_input(self.options.tool(&call.name), &call.params);
+        out.push(Event::InvokeEnd {
+            index: self.index,
+            call: self.count,
+            name: call.name,
+            params: Box::new(call.params),
+            input: Box::new(input),
+            closed,
+            span,
+        });
+        self.count += 1;
+    }
+
+    /// Acts on a complete tag; false when it is not structure here (then it is text).
+    /// `probed` is what the probe read of it.
+    fn take_tag(
+        &mut self,
+        text: &str,
+        probed: Option<Probed>,
+        start: usize,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        // The probe read the name (and the whole tag when it has no attributes);
+        // pest reads an attribute list.
+        let tag = match probed {
+            Some(Probed::Tag(tag)) => Some(tag),
+            Some(Probed::Attributes { name, from }) => {
+                self.memo
+                    .parse(&text[from..])
+                    .map(|(attrs, self_closing)| Tag {
+                        closing: false,
+                        name,
+                        attrs,
+                        self_closing,
+                    })
+            }
+            None => parse_tag(text),
+        };
+        let Some(tag) = tag else {
+            return false;
+        };
+        let span = Span::new(start, start + text.len());
+        let after = Span::empty(span.end);
+        let (closing, name, self_closing) = (tag.closing, tag.name, tag.self_closing);
+        let attr = |key: &str| tag.attr(key).map(str::to_string);
+        match (self.mode, closing, name) {
+            (Mode::Top, false, Name::Thinking) => {
+                let index = self.open_block();
+                out.push(Event::ThinkingStart { index, span });
+                self.mode = Mode::Thinking;
+            }
+            (Mode::Top, false, Name::FunctionCalls) => {
+                let index = self.open_block();
+                out.push(Event::ToolCallsStart { index, span });
+                self.mode = Mode::Calls;
+            }
+            (Mode::Top, false, Name::FunctionResults) => {
+                let index = self.open_block();
+                out.push(Event::ToolResultsStart { index, span });
+                self.mode = Mode::Results;
+            }
+            (Mode::Thinking, true, Name::Thinking) => {
+                out.push(Event::ThinkingEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
+                self.mode = Mode::Top;
+            }
+            (Mode::Calls, false, Name::Invoke) => {
+                let Some(call_name) = attr("name") else {
+                    return false;
+                };
+                let (index, call) = (self.index, self.count);
+                out.push(Event::InvokeStart {
+                    index,
+                    call,
+                    name: call_name.clone(),
+                    span,
+                });
+                self.call = OpenCall {
+                    name: call_name,
+                    ..OpenCall::default()
+                };
+                if self_closing {
+                    self.end_call(true, after, out);
+                } else {
+                    self.mode = Mode::Invoke;
+                }
+            }
+            (Mode::Calls, true, Name::FunctionCalls) => {
+                out.push(Event::ToolCallsEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
+                self.mode = Mode::Top;
+            }
+            (Mode::Invoke, false, Name::Parameter) => {
+                let Some(param) = attr("name") else {
+                    return false;
+                };
+                let (index, call) = (self.index, self.count);
+                out.push(Event::ParameterStart {
+                    index,
+                    call,
+                    name: param.clone(),
+                    span,
+                });
+                self.call.param = param;
+                if self_closing {
+                    self.end_param(true, after, out);
+                } else {
+                    self.mode = Mode::Value;
+                }
+            }
+            (Mode::Invoke, true, Name::Invoke) => {
+                self.end_call(true, span, out);
+                self.mode = Mode::Calls;
+            }
+            (Mode::Invoke, true, Name::FunctionCalls) => {
+                self.end_call(false, Span::empty(span.start), out);
+                out.push(Event::ToolCallsEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
+                self.mode = Mode::Top;
+            }
+            (Mode::Value, true, Name::Parameter) => {
+                self.end_param(true, span, out);
+                self.mode = Mode::Invoke;
+            }
+            (Mode::Results, false, Name::Result | Name::Error) => {
+                let is_error = name == Name::Error;
+                let (index, result) = (self.index, self.count);
+                let tool_use_id = attr("tool_use_id");
+                out.push(Event::ResultStart {
+                    index,
+                    result,
+                    tool_use_id,
+                    is_error,
+                    span,
+                });
+                if self_closing {
+                    out.push(Event::ResultEnd {
+                        index,
+                        result,
+                        closed: true,
+                        span: after,
+                    });
+                    self.count += 1;
+                } else {
+                    self.mode = Mode::Content { error: is_error };
+                }
+            }
+            (Mode::Results, true, Name::FunctionResults) => {
+                out.push(Event::ToolResultsEnd {
+                    index: self.index,
+                    closed: true,
+                    span,
+                });
+                self.mode = Mode::Top;
+            }
+            (Mode::Content { error }, true, Name::Result | Name::Error)
+                if error == (name == Name::Error) =>
+            {
+                let (index, result) = (self.index, self.count);
+                out.push(Event::ResultEnd {
+                    index,
+                    result,
+                    closed: true,
+                    span,
+                });
+                self.count += 1;
+                self.mode = Mode::Results;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// End of input (AX-18): every open element and block ends, not closed.
+    fn close_all(&mut self, end: usize, out: &mut Vec<Event>) {
+        let span = Span::empty(end);
+        let index = self.index;
+        match self.mode {
+            Mode::Top => {}
+            Mode::Thinking => out.push(Event::ThinkingEnd {
+                index,
+                closed: false,
+                span,
+            }),
+            Mode::Value | Mode::Invoke | Mode::Calls => {
+                if self.mode == Mode::Value {
+                    self.end_param(false, span, out);
+                }
+                if self.mode != Mode::Calls {
+                    self.end_call(false, span, out);
+                }
+                out.push(Event::ToolCallsEnd {
+                    index,
+                    closed: false,
+                    span,
+                });
+            }
+            Mode::Content { .. } | Mode::Results => {
+                if let Mode::Content { .. } = self.mode {
+                    let result = self.count;
+                    out.push(Event::ResultEnd {
+                        index,
+                        result,
+                        closed: false,
+                        span,
+                    });
+                }
+                out.push(Event::ToolResultsEnd {
+                    index,
+                    closed: false,
+                    span,
+                });
+            }
+        }
+        self.mode = Mode::Top;
+    }
+}
+
+impl Machine for AnthropicXmlMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        let bytes = pending.as_bytes();
+        // `run` is where the current run of mode text began; `at` the scan position.
+        let mut run = 0;
+        let mut at = 0;
+        loop {
+            if self.probe.is_some() {
+                match self.resume_probe(&pending[at..], eof) {
+                    Some(Verdict::NeedMore) => {
+                        self.emit_run(&pending[run..at], base + run, out);
+                        return at;
+                    }
+                    Some(Verdict::Complete(len)) => {
+                        let tag = match self.probe.take() {
+                            Some(Probe::Tag(p)) => p.read(),
+                            Some(Probe::ValueEnd(p)) => p.read(),
+                            None => None,
+                        };
+                        // The run before the tag belongs to the mode before it.
+                        self.emit_run(&pending[run..at], base + run, out);
+                        run = at;
+                        if self.take_tag(&pending[at..at + len], tag, base + at, out) {
+                            at += len;
+                            run = at;
+                        } else {
+                            at += 1;
+                        }
+                    }
+                    _ => {
+                        // Not a tag: the `<` is text of this mode; scan on after it.
+                        self.probe = None;
+                        at += 1;
+                    }
+                }
+            }
+            match memchr::memchr(b'<', &bytes[at..]) {
+                None => {
+                    let end = match self.mode {
+                        // Never split an entity between two deltas (AX-21).
+                        Mode::Content { .. } if !eof => run + entities::safe_end(&pending[run..]),
+                        _ => pending.len(),
+                    };
+                    self.emit_run(&pending[run..end], base + run, out);
+                    if eof {
+                        self.close_all(base + pending.len(), out);
+                    }
+                    return end;
+                }
+                Some(k) => {
+                    at += k;
+                    self.probe = Some(self.new_probe());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Unit tests of the kindaxml dialect that the corpus cannot express: options
+//! errors, probe/pest agreement, streaming under non-default options, big inputs.
+
+use pest::Parser as _;
+use proptest::prelude::{
+    any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, ProptestConfig,
+};
+use proptest::strategy::Strategy as _;
+use proptest::test_runner::TestCaseError;
+use serde_json::{json, Value};
+
+use super::options::Config;
+use super::probe::{TagProbe, UnitKind};
+use super::*;
+use crate::reentry::Verdict;
+
+#[test]
+fn bad_options_are_errors() {
+    let bad_name = Options {
+        recognized_tags: vec!["1x".into()],
+        ..Options::default()
+    };
+    assert_eq!(
+        Parser::with_options(&bad_name).err(),
+        Some(OptionsProblem::BadName("1x".into()))
+    );
+    let twice = Options {
+        recognized_tags: vec!["cite".into(), "CITE".into()],
+        case_sensitive_tags: false,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Parser::with_options(&twice),
+        Err(OptionsProblem::Duplicate(_))
+    ));
+    let mut stray = Options::default();
+    stray
+        .per_tag_recovery_strategy
+        .insert("nope".into(), Strategy::Noop);
+    assert!(matches!(
+        Parser::with_options(&stray),
+        Err(OptionsProblem::StrategyForUnknownTag(_))
+    ));
+    let tiny = Options {
+        max_tag_bytes: 2,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Parser::with_options(&tiny),
+        Err(OptionsProblem::TagBoundTooSmall(2))
+    ));
+}
+
+#[test]
+fn unknown_option_keys_are_rejected() {
+    let err = (DIALECT.open)(&json!({"recognised_tags": []}), false).err();
+    assert!(err.is_some());
+}
+
+#[test]
+fn options_json_uses_the_spec_names() {
+    let options: Options = serde_json::from_value(json!({
+        "recognized_tags": ["cite"], "unknown_mode": "treat_as_text", "autoclose_on_any_tag": true,
+        "per_tag_recovery_strategy": {"cite": "forward_next_token"}, "trim_punctuation": false,
+        "case_sensitive_tags": false, "stray_end_tag_policy": "passthrough",
+        "duplicate_attrs": "keep_list", "recovery_metadata": true, "self_closing_target": "until_newline",
+        "max_tag_bytes": 99, "cdata": false, "cdata_unclosed": "to_line_end", "backslash_escapes": true
+    }))
+    .expect("every spec option name deserializes");
+    assert_eq!(
+        options.per_tag_recovery_strategy["cite"],
+        Strategy::ForwardNextToken
+    );
+    assert_eq!(options.cdata_unclosed, CdataUnclosed::ToLineEnd);
+}
+
+/// Runs the probe over `unit` (fed whole) as the machine would, ending the region
+/// at the end of `unit` when `eof`.
+fn probe(unit: &str, config: &Config, eof: bool) -> (Verdict, UnitKind) {
+    let (v, p) = probe_state(unit, config, eof);
+    (v, p.kind())
+}
+
+fn probe_state(unit: &str, config: &Config, eof: bool) -> (Verdict, TagProbe) {
+    let mut p = TagProbe::new();
+    let mut v = p.resume(unit.as_bytes(), config);
+    if v == Verdict::NeedMore && eof {
+        v = p.region_end();
+    }
+    (v, p)
+}
+
+fn default_config() -> Config {
+    Config::new(&Options::default()).expect("defaults are valid")
+}
+
+fn tag_piece() -> impl proptest::strategy::Strategy<Value = String> {
+    prop::sample::select(vec![
+        "cite", "x", " ", "\t", "=", "\"", "'", "/", ">", "a", "é", "-", ":", "1", "<", "\n", "!",
+    ])
+    .prop_map(str::to_string)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Whatever window the probe accepts as a tag, pest parses with the same rule.
+    #[test]
+    fn probe_accepted_tags_parse_with_pest(body in prop::collection::vec(tag_piece(), 0..12)) {
+        let config = default_config();
+        let unit = format!("<{}", body.concat());
+        let (verdict, p) = probe_state(&unit, &config, true);
+        if let Verdict::Complete(len) = verdict {
+            let window = &unit[..len];
+            let probed_name = &window[p.name()];
+            match p.kind() {
+                UnitKind::Start => {
+                let Some(parsed) = super::tag::parse_start(window, DuplicateAttrs::KeepList) else {
+                    return Err(TestCaseError::fail(format!("pest refuses {window:?}")));
+                };
+                    prop_assert_eq!(parsed.name, probed_name);
+                    if !p.has_attrs() {
+                        prop_assert!(parsed.attrs.is_empty(), "{:?} has attributes", window);
+                        prop_assert_eq!(parsed.self_closing, window.ends_with("/>"));
+                    }
+                }
+                UnitKind::End => {
+                    prop_assert_eq!(super::tag::parse_end(window), Some(probed_name));
+                }
+                UnitKind::CdataOpen => prop_assert_eq!(window, "<![CDATA["),
+            }
+        }
+    }
+
+    /// Whatever one-line, `<`-free window pest parses as a tag (quotes closed), the
+    /// probe accepts with the same length.
+    #[test]
+    fn pest_tags_are_accepted_by_the_probe(body in prop::collection::vec(tag_piece(), 0..12)) {
+        let config = default_config();
+        let unit = format!("<{}", body.concat());
+        if unit[1..].contains(['<', '\n']) {
+            return Ok(());
+        }
+        let start = KindaxmlGrammar::parse(Rule::start_tag, &unit).is_ok();
+        let end = KindaxmlGrammar::parse(Rule::end_tag, &unit).is_ok();
+        let quotes_closed = unit.matches('"').count() % 2 == 0 && unit.matches('\'').count() % 2 == 0;
+        if (start || end) && quotes_closed {
+            let (verdict, _) = probe(&unit, &config, true);
+            prop_assert_eq!(verdict, Verdict::Complete(unit.len()), "probe disagrees on {:?}", unit);
+        }
+    }
+}
+
+/// Folds `input` fed in the given chunks through the dynamic layer; checks tiling.
+fn stream_document(options: &Value, chunks: &[&[u8]]) -> Value {
+    let mut session = (DIALECT.open)(options, false).expect("valid options");
+    let mut events = Vec::new();
+    for chunk in chunks {
+        session.feed(chunk, &mut events);
+    }
+    session.finish(&mut events);
+    let mut covered = 0;
+    for event in &events {
+        let span = &event["span"];
+        assert_eq!(span[0].as_u64(), Some(covered), "spans tile: {event}");
+        covered = span[1].as_u64().unwrap_or(0);
+    }
+    assert_eq!(
+        covered as usize,
+        String::from_utf8_lossy(&chunks.concat()).len()
+    );
+    session.document()
+}
+
+fn option_sets() -> Vec<Value> {
+    vec![
+        json!({"backslash_escapes": true, "cdata_unclosed": "to_line_end"}),
+        json!({"per_tag_recovery_strategy": {"cite": "forward_until_tag", "note": "forward_until_newline",
+               "label": "forward_next_token", "todo": "noop"}, "recovery_metadata": true}),
+        json!({"self_closing_target": "next_token", "unknown_mode": "passthrough", "autoclose_on_any_tag": true}),
+        json!({"self_closing_target": "until_newline", "unknown_mode": "treat_as_text", "trim_punctuation": false,
+               "case_sensitive_tags": false, "stray_end_tag_policy": "passthrough", "duplicate_attrs": "keep_list",
+               "max_tag_bytes": 12}),
+    ]
+}
+
+fn kx_piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => prop::sample::select(vec![
+            "<cite id=1>", "</cite>", "<note>", "</note>", "<label>", "<todo/>", "<todo x='1/>", "<b>", "</b>",
+            "<br/>", "<![CDATA[", "]]>", "]", "\\", "\\<", "<", ">", "\"", " ", "\n", ".", "é", "。", "<CITE>",
+            "</Cite>", "<cite id=1 id=2 k>",
+        ]).prop_map(|s| s.as_bytes().to_vec()),
+        1 => "[a-z ]{0,5}".prop_map(String::into_bytes),
+        1 => prop::collection::vec(any::<u8>(), 0..2),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// S2 under every option the default corpus run does not exercise.
+    #[test]
+    fn streaming_equals_whole_parse_under_options(
+        parts in prop::collection::vec(kx_piece(), 0..20),
+        size in 1usize..9,
+    ) {
+        let input = parts.concat();
+        for options in option_sets() {
+            let whole = stream_document(&options, &[&input]);
+            let chunks: Vec<&[u8]> = input.chunks(size).collect();
+            prop_assert_eq!(&stream_document(&options, &chunks), &whole, "options {}", options);
+            let segments = whole["segments"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let joined: String = segments.iter().filter_map(|s| s["text"].as_str()).collect();
+            prop_assert_eq!(Some(joined.as_str()), whole["text"].as_str());
+        }
+    }
+}
+
+#[test]
+fn many_unclosed_tags_on_one_line_stay_linear_in_output() {
+    let input = "x <cite id=1>".repeat(100_000);
+    let doc = parse(&input, &Options::default()).expect("defaults");
+    // Each cite annotates only its own `x` (KX-18): one annotation per segment.
+    assert_eq!(
+        doc.segments.iter().map(|s| s.annotations.len()).max(),
+        Some(1)
+    );
+    assert_eq!(doc.segments.len(), 200_000);
+}
+
+#[test]
+fn long_explicit_span_is_one_segment() {
+    let input = format!("<claim>{}</claim>", "word ".repeat(200_000));
+    let doc = parse(&input, &Options::default()).expect("defaults");
+    assert_eq!(doc.segments.len(), 1);
+    assert_eq!(doc.segments[0].annotations[0].tag, "claim");
+}
+
+#[test]
+fn unmatched_quote_cannot_swallow_more_than_a_line() {
+    let input = format!("<cite id=\"1>{}\nnext <note>", "a".repeat(10_000));
+    let doc = parse(&input, &Options::default()).expect("defaults");
+    assert!(doc.text.ends_with("\nnext "));
+    assert_eq!(
+        doc.markers.len(),
+        1,
+        "the cite sits at the start of its line"
+    );
+}
