@@ -1,81 +1,127 @@
-//! `cargo bench`: throughput of every dialect, whole and streamed, and its scaling.
+//! `cargo bench`: the performance suite of DESIGN §7 for every dialect.
 //!
-//! Prints Markdown tables (the README's performance section is copied from them).
+//! Prints Markdown tables (the README's performance section is copied from them):
+//! 1. throughput in MB/s, whole-document and streamed at 4096-, 16- and 1-byte chunks;
+//! 2. pathological inputs (unclosed tags, huge bodies, attribute and parameter values,
+//!    deep nesting), whole and at 1-byte chunks;
+//! 3. scaling: whole-document time at 1, 4 and 16 MB, and the 16 MB / 1 MB ratios;
+//! 4. kindaxml side by side with the reference crate (kindaxml 0.1.0);
+//! 5. peak memory of `idiolect stream` on 10 MB and 100 MB inputs.
+//!
 //! Inputs come from deterministic generators in benches/support; nothing large is
-//! committed. Set `IDIOLECT_BENCH_QUICK=1` for a fast smoke run.
+//! committed. `IDIOLECT_BENCH_QUICK=1` gives a fast smoke run on smaller inputs.
 
 mod support;
 
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use idiolect::{anthropic_xml, kindaxml, plurnk, sections};
-use support::plurnk::plurnk_mixed;
+use idiolect::reentry::{Machine, Stream};
+use idiolect::session::WHOLE_PARSE_PIECE;
+use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript};
 use support::*;
 
-fn sections_events(input: &[u8], chunk: usize) -> usize {
-    let mut parser =
-        sections::Parser::with_options(&sections::Options::default()).expect("default options");
+/// Feeds `input` in chunks of `chunk` bytes and counts the events (a whole-document
+/// parse is `chunk == WHOLE_PARSE_PIECE`: the way `parse` feeds).
+fn count<M: Machine>(mut stream: Stream<M>, input: &[u8], chunk: usize) -> usize {
     let mut n = 0;
-    for piece in chunks(input, chunk) {
-        n += parser.feed(piece).count();
+    for piece in input.chunks(chunk.max(1)) {
+        n += stream.feed(piece).count();
     }
-    n + parser.finish().count()
+    n + stream.finish().count()
 }
 
-fn axml_events(input: &[u8], chunk: usize) -> usize {
-    let mut parser = anthropic_xml::Parser::with_options(&anthropic_xml::Options::default())
-        .expect("default options");
-    let mut n = 0;
-    for piece in chunks(input, chunk) {
-        n += parser.feed(piece).count();
+fn sections_run(options: sections::Options) -> impl Fn(&[u8], usize) -> usize {
+    move |input, chunk| {
+        count(
+            sections::Parser::with_options(&options).expect("options"),
+            input,
+            chunk,
+        )
     }
-    n + parser.finish().count()
 }
 
-fn plurnk_events(input: &[u8], chunk: usize) -> usize {
-    let mut parser =
-        plurnk::Parser::with_options(&plurnk::Options::default()).expect("default options");
-    let mut n = 0;
-    for piece in chunks(input, chunk) {
-        n += parser.feed(piece).count();
-    }
-    n + parser.finish().count()
+fn axml_run(input: &[u8], chunk: usize) -> usize {
+    let parser =
+        anthropic_xml::Parser::with_options(&anthropic_xml::Options::default()).expect("options");
+    count(parser, input, chunk)
 }
 
-fn kindaxml_events(input: &[u8], chunk: usize) -> usize {
-    let mut parser =
-        kindaxml::Parser::with_options(&kindaxml::Options::default()).expect("default options");
-    let mut n = 0;
-    for piece in chunks(input, chunk) {
-        n += parser.feed(piece).count();
-    }
-    n + parser.finish().count()
+fn kindaxml_run(input: &[u8], chunk: usize) -> usize {
+    count(
+        kindaxml::Parser::with_options(&kindaxml::Options::default()).expect("options"),
+        input,
+        chunk,
+    )
 }
 
-/// The whole-document parse including the folded document (segments and markers).
-fn kindaxml_document(input: &[u8], _chunk: usize) -> usize {
-    let text = std::str::from_utf8(input).expect("generated inputs are UTF-8");
-    let doc = kindaxml::parse(text, &kindaxml::Options::default()).expect("default options");
-    doc.segments.len() + doc.markers.len()
+fn plurnk_run(input: &[u8], chunk: usize) -> usize {
+    count(
+        plurnk::Parser::with_options(&plurnk::Options::default()).expect("options"),
+        input,
+        chunk,
+    )
+}
+
+fn transcript_parse_run(input: &[u8], chunk: usize) -> usize {
+    let machine = transcript::PromptMachine::new(&transcript::Options::default()).expect("options");
+    count(Stream::new(machine), input, chunk)
+}
+
+fn transcript_scan_run(input: &[u8], chunk: usize) -> usize {
+    let stops = vec!["\nUser:".to_string(), "\n\nHuman:".to_string()];
+    count(
+        Stream::new(transcript::ScanMachine::new(stops, true)),
+        input,
+        chunk,
+    )
 }
 
 struct Bench {
     min: Duration,
+    /// Divides every input size (quick runs).
     scale: usize,
 }
 
 impl Bench {
-    fn row(&self, name: &str, input: &str, run: impl Fn(&[u8], usize) -> usize) {
+    fn mb(&self, n: usize) -> usize {
+        n * 1_000_000 / self.scale
+    }
+
+    fn time(&self, input: &[u8], chunk: usize, run: &impl Fn(&[u8], usize) -> usize) -> Duration {
+        best_of(self.min, || run(input, chunk))
+    }
+
+    fn throughput(&self, name: &str, input: &str, run: impl Fn(&[u8], usize) -> usize) {
         let bytes = input.as_bytes();
-        let mut cells = Vec::new();
-        for chunk in [idiolect::session::WHOLE_PARSE_PIECE, 4096, 16, 1] {
-            let t = best_of(self.min, || run(bytes, chunk.min(bytes.len().max(1))));
-            cells.push(format!("{:.0}", mb_per_s(bytes.len(), t)));
-        }
+        let cells: Vec<String> = [WHOLE_PARSE_PIECE, 4096, 16, 1]
+            .iter()
+            .map(|&chunk| {
+                format!(
+                    "{:.0}",
+                    mb_per_s(bytes.len(), self.time(bytes, chunk, &run))
+                )
+            })
+            .collect();
         println!(
             "| {name} | {:.1} MB | {} |",
             bytes.len() as f64 / 1e6,
             cells.join(" | ")
+        );
+    }
+
+    fn pathological(&self, name: &str, input: &str, run: impl Fn(&[u8], usize) -> usize) {
+        let bytes = input.as_bytes();
+        let whole = self.time(bytes, WHOLE_PARSE_PIECE, &run);
+        let single = self.time(bytes, 1, &run);
+        println!(
+            "| {name} | {:.1} MB | {:.1} ms | {:.0} | {:.1} ms | {:.0} |",
+            bytes.len() as f64 / 1e6,
+            whole.as_secs_f64() * 1e3,
+            mb_per_s(bytes.len(), whole),
+            single.as_secs_f64() * 1e3,
+            mb_per_s(bytes.len(), single),
         );
     }
 
@@ -85,113 +131,272 @@ impl Bench {
         generate: impl Fn(usize) -> String,
         run: impl Fn(&[u8], usize) -> usize,
     ) {
-        let mut times = Vec::new();
-        for mb in [1usize, 4, 16] {
-            let input = generate(mb * 1_000_000 / self.scale);
-            let t = best_of(self.min, || {
-                run(input.as_bytes(), idiolect::session::WHOLE_PARSE_PIECE)
-            });
-            let t16 = best_of(self.min, || run(input.as_bytes(), 16));
-            times.push((t, t16));
-        }
-        let ratio = times[2].0.as_secs_f64() / times[0].0.as_secs_f64();
-        let ratio16 = times[2].1.as_secs_f64() / times[0].1.as_secs_f64();
+        let inputs: Vec<String> = [1, 4, 16].iter().map(|&mb| generate(self.mb(mb))).collect();
+        let whole: Vec<Duration> = inputs
+            .iter()
+            .map(|i| self.time(i.as_bytes(), WHOLE_PARSE_PIECE, &run))
+            .collect();
+        let at16 = [&inputs[0], &inputs[2]].map(|i| self.time(i.as_bytes(), 16, &run));
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
-            "| {name} | {:.1} ms | {:.1} ms | {:.1} ms | {ratio:.1}x | {ratio16:.1}x |",
-            times[0].0.as_secs_f64() * 1e3,
-            times[1].0.as_secs_f64() * 1e3,
-            times[2].0.as_secs_f64() * 1e3,
+            "| {name} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1}x | {:.1}x |",
+            ms(whole[0]),
+            ms(whole[1]),
+            ms(whole[2]),
+            whole[2].as_secs_f64() / whole[0].as_secs_f64(),
+            at16[1].as_secs_f64() / at16[0].as_secs_f64(),
         );
     }
 }
 
+/// Peak resident memory (KiB) of one `idiolect stream DIALECT` run over `input`,
+/// read from the kernel's accounting of the finished child.
+fn stream_peak_kib(dialect: &str, args: &[&str], input: &[u8]) -> Option<u64> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_idiolect"))
+        .args(["stream", dialect])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    for piece in input.chunks(1 << 20) {
+        stdin.write_all(piece).ok()?;
+    }
+    drop(stdin);
+    let pid = child.id() as libc::pid_t;
+    // wait4 gives this child's own rusage (not a maximum over all children).
+    let mut status = 0;
+    // SAFETY: plain FFI call with valid pointers to locals; the child is ours.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    (waited == pid).then_some(usage.ru_maxrss as u64)
+}
+
+fn memory_row(
+    name: &str,
+    dialect: &str,
+    args: &[&str],
+    generate: impl Fn(usize) -> String,
+    scale: usize,
+) {
+    let small = generate(10_000_000 / scale);
+    let big = generate(100_000_000 / scale);
+    let (a, b) = (
+        stream_peak_kib(dialect, args, small.as_bytes()),
+        stream_peak_kib(dialect, args, big.as_bytes()),
+    );
+    let show = |v: Option<u64>| {
+        v.map_or("n/a".to_string(), |k| {
+            format!("{:.1} MiB", k as f64 / 1024.0)
+        })
+    };
+    println!("| {name} | {} | {} |", show(a), show(b));
+}
+
+/// The reference crate on the same input; `None` if it panicked.
+fn reference_kindaxml(input: &str) -> Option<usize> {
+    std::panic::catch_unwind(|| {
+        let result = kindaxml_ref::parse(input, &kindaxml_ref::ParserConfig::default());
+        result.segments.len() + result.markers.len()
+    })
+    .ok()
+}
+
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument is not supported here.
     let quick = std::env::var_os("IDIOLECT_BENCH_QUICK").is_some();
     let bench = Bench {
-        min: if quick {
-            Duration::from_millis(20)
-        } else {
-            Duration::from_millis(700)
-        },
+        min: Duration::from_millis(if quick { 20 } else { 600 }),
         scale: if quick { 16 } else { 1 },
     };
-    let size = 4_000_000 / bench.scale;
+    let size = bench.mb(4);
+    let big_tags = sections::Options {
+        max_tag_bytes: 2 << 20,
+        ..Default::default()
+    };
 
     println!(
-        "## Throughput (MB/s; whole input, then streamed in chunks of 4096, 16 and 1 bytes)\n"
+        "## Throughput (MB/s: whole document, then streamed in chunks of 4096, 16 and 1 bytes)\n"
     );
     println!("| input | size | whole | 4096 B | 16 B | 1 B |");
     println!("|---|---|---|---|---|---|");
-    bench.row(
+    let default_sections = || sections_run(sections::Options::default());
+    bench.throughput(
         "sections: prose-heavy",
         &sections_prose(size, 1),
-        sections_events,
+        default_sections(),
     );
-    bench.row(
-        "sections: mixed (code dense with `<`)",
+    bench.throughput(
+        "sections: code inside sections (`<` every ~20 B)",
         &sections_mixed(size, 2),
-        sections_events,
+        default_sections(),
     );
-    bench.row(
+    bench.throughput(
         "sections: markup-dense",
         &sections_dense(size, 3),
-        sections_events,
+        default_sections(),
     );
-    bench.row(
-        "sections: one 1 MB section body",
-        &sections_big_body(1_000_000 / bench.scale, 4),
-        sections_events,
-    );
-    bench.row(
-        "anthropic-xml: prose-heavy",
-        &axml_prose(size, 6),
-        axml_events,
-    );
-    bench.row(
-        "anthropic-xml: markup-dense (calls, code values, results)",
+    bench.throughput("anthropic-xml: prose-heavy", &axml_prose(size, 6), axml_run);
+    bench.throughput(
+        "anthropic-xml: markup-dense",
         &axml_dense(size, 7),
-        axml_events,
+        axml_run,
     );
-    bench.row(
+    bench.throughput(
+        "plurnk: prose and statements",
+        &plurnk_mixed(size, 6),
+        plurnk_run,
+    );
+    bench.throughput(
         "kindaxml: annotated answer",
         &kindaxml_annotated(size, 6),
-        kindaxml_events,
+        kindaxml_run,
     );
-    bench.row(
-        "kindaxml: 100k unclosed cites on one line",
-        &kindaxml_unclosed_line(100_000 / bench.scale),
-        kindaxml_events,
+    bench.throughput(
+        "transcript: parse a prompt",
+        &transcript_prompt(size, 8),
+        transcript_parse_run,
     );
-    bench.row(
-        "plurnk: prose and statements of every OP",
-        &plurnk_mixed(size, 6),
-        plurnk_events,
+    bench.throughput(
+        "transcript: scan a continuation",
+        &transcript_continuation(size, 9),
+        transcript_scan_run,
     );
 
-    println!("\n## Scaling (whole-input time at 1, 4 and 16 MB; 16 MB / 1 MB whole and at 16-byte chunks)\n");
+    println!("\n## Pathological inputs (whole document and 1-byte chunks)\n");
+    println!("| input | size | whole | MB/s | 1-byte chunks | MB/s |");
+    println!("|---|---|---|---|---|---|");
+    bench.pathological(
+        "sections: 100k unclosed `<think>`",
+        &sections_unclosed(100_000 / bench.scale),
+        default_sections(),
+    );
+    bench.pathological(
+        "sections: 10 MB section body",
+        &sections_big_body(bench.mb(10), 4),
+        default_sections(),
+    );
+    bench.pathological(
+        "sections: 1 MB attribute value",
+        &sections_big_attribute(bench.mb(1)),
+        sections_run(big_tags),
+    );
+    bench.pathological(
+        "anthropic-xml: 1 MB parameter value",
+        &axml_big_parameter(bench.mb(1), 5),
+        axml_run,
+    );
+    bench.pathological(
+        "plurnk: suffixes nested 2000 deep",
+        &plurnk_nested(2000 / bench.scale),
+        plurnk_run,
+    );
+    bench.pathological(
+        "kindaxml: 100k unclosed tags on one line",
+        &kindaxml_unclosed_line(100_000 / bench.scale),
+        kindaxml_run,
+    );
+
+    println!("\n## Scaling (whole-document time at 1, 4 and 16 MB; 16 MB / 1 MB, whole and at 16-byte chunks)\n");
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
     println!("|---|---|---|---|---|---|");
-    bench.scaling("sections: mixed", |n| sections_mixed(n, 5), sections_events);
+    bench.scaling(
+        "sections: code inside sections",
+        |n| sections_mixed(n, 5),
+        default_sections(),
+    );
     bench.scaling(
         "anthropic-xml: markup-dense",
         |n| axml_dense(n, 8),
-        axml_events,
+        axml_run,
+    );
+    bench.scaling(
+        "plurnk: prose and statements",
+        |n| plurnk_mixed(n, 7),
+        plurnk_run,
     );
     bench.scaling(
         "kindaxml: annotated answer",
         |n| kindaxml_annotated(n, 7),
-        kindaxml_events,
+        kindaxml_run,
     );
     bench.scaling(
-        "kindaxml: annotated answer, folded document",
-        |n| kindaxml_annotated(n, 7),
-        kindaxml_document,
+        "transcript: parse a prompt",
+        |n| transcript_prompt(n, 10),
+        transcript_parse_run,
     );
-    bench.scaling(
-        "kindaxml: unclosed cites on one line",
-        |n| kindaxml_unclosed_line(n / 16),
-        kindaxml_events,
+
+    println!("\n## kindaxml against the reference crate (kindaxml 0.1.0), same ASCII input\n");
+    println!("| size | idiolect (document) | reference | ratio |");
+    println!("|---|---|---|---|");
+    for mb in [1usize, 4] {
+        let input = kindaxml_annotated_ascii(bench.mb(mb) / 4, 11);
+        let ours = best_of(bench.min, || {
+            let doc = kindaxml::parse(&input, &kindaxml::Options::default()).expect("options");
+            doc.segments.len() + doc.markers.len()
+        });
+        let t = std::time::Instant::now();
+        let theirs = reference_kindaxml(&input).map(|_| t.elapsed());
+        let cell = |d: Duration| {
+            format!(
+                "{:.1} ms ({:.1} MB/s)",
+                d.as_secs_f64() * 1e3,
+                mb_per_s(input.len(), d)
+            )
+        };
+        match theirs {
+            Some(d) => println!(
+                "| {:.2} MB | {} | {} | {:.0}x |",
+                input.len() as f64 / 1e6,
+                cell(ours),
+                cell(d),
+                d.as_secs_f64() / ours.as_secs_f64()
+            ),
+            None => println!(
+                "| {:.2} MB | {} | panicked | n/a |",
+                input.len() as f64 / 1e6,
+                cell(ours)
+            ),
+        }
+    }
+
+    println!("\n## Peak memory of `idiolect stream` (release binary, NDJSON to /dev/null)\n");
+    println!("| input | 10 MB | 100 MB |");
+    println!("|---|---|---|");
+    memory_row(
+        "sections: code inside sections",
+        "sections",
+        &[],
+        |n| sections_mixed(n, 12),
+        bench.scale,
     );
-    bench.scaling("plurnk: mixed", |n| plurnk_mixed(n, 7), plurnk_events);
+    memory_row(
+        "anthropic-xml: markup-dense",
+        "anthropic-xml",
+        &[],
+        |n| axml_dense(n, 13),
+        bench.scale,
+    );
+    memory_row(
+        "plurnk: prose and statements",
+        "plurnk",
+        &[],
+        |n| plurnk_mixed(n, 14),
+        bench.scale,
+    );
+    memory_row(
+        "kindaxml: annotated answer",
+        "kindaxml",
+        &[],
+        |n| kindaxml_annotated(n, 15),
+        bench.scale,
+    );
+    memory_row(
+        "transcript: scan a continuation",
+        "transcript",
+        &["--stop", "\nUser:"],
+        |n| transcript_continuation(n, 16),
+        bench.scale,
+    );
 }

@@ -47,3 +47,16 @@ pub fn axml_dense(size: usize, seed: u64) -> String {
     }
     out
 }
+
+/// One call whose `code` parameter value is `size` bytes of code (full of `<`).
+pub fn axml_big_parameter(size: usize, seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let mut out = String::from(
+        "Writing it.\n<function_calls>\n<invoke name=\"Write\">\n<parameter name=\"code\">",
+    );
+    while out.len() < size {
+        out.push_str(rng.pick(CODE));
+    }
+    out.push_str("</parameter>\n</invoke>\n</function_calls>\nDone.");
+    out
+}

@@ -44,3 +44,18 @@ pub fn plurnk_mixed(size: usize, seed: u64) -> String {
     }
     out
 }
+
+/// Statements nested `depth` deep by suffix: each body carries the next statement,
+/// whose longer suffix keeps its close tag from closing the outer one.
+pub fn plurnk_nested(depth: usize) -> String {
+    let mut out = String::from("prose before ");
+    for i in 0..depth {
+        out.push_str(&format!("<<EDITn{i}(known://x):"));
+    }
+    out.push_str("innermost");
+    for i in (0..depth).rev() {
+        out.push_str(&format!(":EDITn{i}"));
+    }
+    out.push_str(" prose after");
+    out
+}
