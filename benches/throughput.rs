@@ -8,7 +8,8 @@ mod support;
 
 use std::time::Duration;
 
-use idiolect::{anthropic_xml, kindaxml, sections};
+use idiolect::{anthropic_xml, kindaxml, plurnk, sections};
+use support::plurnk::plurnk_mixed;
 use support::*;
 
 fn sections_events(input: &[u8], chunk: usize) -> usize {
@@ -24,6 +25,16 @@ fn sections_events(input: &[u8], chunk: usize) -> usize {
 fn axml_events(input: &[u8], chunk: usize) -> usize {
     let mut parser = anthropic_xml::Parser::with_options(&anthropic_xml::Options::default())
         .expect("default options");
+    let mut n = 0;
+    for piece in chunks(input, chunk) {
+        n += parser.feed(piece).count();
+    }
+    n + parser.finish().count()
+}
+
+fn plurnk_events(input: &[u8], chunk: usize) -> usize {
+    let mut parser =
+        plurnk::Parser::with_options(&plurnk::Options::default()).expect("default options");
     let mut n = 0;
     for piece in chunks(input, chunk) {
         n += parser.feed(piece).count();
@@ -152,6 +163,11 @@ fn main() {
         &kindaxml_unclosed_line(100_000 / bench.scale),
         kindaxml_events,
     );
+    bench.row(
+        "plurnk: prose and statements of every OP",
+        &plurnk_mixed(size, 6),
+        plurnk_events,
+    );
 
     println!("\n## Scaling (whole-input time at 1, 4 and 16 MB; 16 MB / 1 MB whole and at 16-byte chunks)\n");
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B |");
@@ -177,4 +193,5 @@ fn main() {
         |n| kindaxml_unclosed_line(n / 16),
         kindaxml_events,
     );
+    bench.scaling("plurnk: mixed", |n| plurnk_mixed(n, 7), plurnk_events);
 }

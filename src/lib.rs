@@ -11,6 +11,7 @@
 //! - [`kindaxml`]: `We shipped <cite id=1>`, `<claim>…</claim>`, `<todo/>`: annotations.
 //! - [`transcript`]: prompts such as `\n\nHuman: …\n\nAssistant:`, their stop
 //!   sequences, and continuations cut at the first stop.
+//! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
 //! The [`session`] module drives any dialect by name with JSON options; the CLI
 //! and the conformance runner are built on it.
@@ -19,6 +20,7 @@
 pub mod anthropic_xml;
 pub mod conformance;
 pub mod kindaxml;
+pub mod plurnk;
 pub mod reentry;
 pub mod sections;
 pub mod session;

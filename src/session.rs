@@ -310,6 +310,7 @@ pub fn dialects() -> &'static [Dialect] {
         crate::anthropic_xml::DIALECT,
         crate::kindaxml::DIALECT,
         crate::transcript::DIALECT,
+        crate::plurnk::DIALECT,
     ]
 }
 

@@ -312,3 +312,16 @@ fn a_skipped_case_that_passes_is_reported_as_stale() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn an_unknown_format_is_an_options_error() {
+    insta::assert_snapshot!(transcript(&run(
+        &["parse", "transcript", "--format", "bogus"],
+        b""
+    )));
+}
+
+#[test]
+fn an_empty_stdin_is_an_empty_document() {
+    insta::assert_snapshot!(transcript(&run(&["parse", "sections", "--compact"], b"")));
+}

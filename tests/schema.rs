@@ -142,6 +142,50 @@ fn corpus_files_validate_against_their_schemas() {
     );
 }
 
+/// Paths of object schemas that are closed (`additionalProperties: false`) and also
+/// `$ref` another schema: the referenced keys would count as unknown there, so such a
+/// schema rejects every document. (An internally tagged newtype variant does this
+/// unless its type is `#[schemars(inline)]`.)
+fn closed_beside_ref(schema: &Value, at: &str, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(object) => {
+            if object.contains_key("$ref")
+                && object.get("additionalProperties") == Some(&Value::Bool(false))
+            {
+                found.push(at.to_string());
+            }
+            for (key, value) in object {
+                closed_beside_ref(value, &format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, value) in items.iter().enumerate() {
+                closed_beside_ref(value, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn no_closed_object_refers_to_another_schema() {
+    for dialect in session::dialects() {
+        let schemas = (dialect.schemas)();
+        for (what, schema) in [
+            ("options", &schemas.options),
+            ("document", &schemas.document),
+        ] {
+            let mut found = Vec::new();
+            closed_beside_ref(schema, "#", &mut found);
+            assert!(
+                found.is_empty(),
+                "{} {what} schema: closed objects beside a $ref at {found:?}",
+                dialect.name
+            );
+        }
+    }
+}
+
 fn schemas_of(name: &str) -> session::Schemas {
     let dialect = session::dialect(name).expect("a known dialect");
     (dialect.schemas)()
@@ -185,6 +229,30 @@ fn the_validator_rejects_what_the_types_cannot_produce() {
     assert!(
         !options.is_valid(&json!({"sections": [{"aliases": []}]})),
         "no name"
+    );
+
+    let plurnk = schemas_of("plurnk");
+    let document = validator(&plurnk.document, "plurnk document");
+    let url = json!({"kind": "url", "raw": "a://b", "scheme": "a", "username": null,
+        "password": null, "hostname": "b", "port": null, "pathname": "", "params": {},
+        "fragment": null});
+    let statement = |path: Value| {
+        json!({"items": [{"kind": "statement", "statement": {"op": "READ", "suffix": "",
+            "signal": null, "path": path, "lineMarker": null, "body": null,
+            "position": {"line": 1, "column": 0}}}]})
+    };
+    assert_eq!(
+        failures(&document, &statement(url.clone())),
+        Vec::<String>::new()
+    );
+    let mut bad_port = url.clone();
+    bad_port["port"] = json!(70000);
+    assert!(!document.is_valid(&statement(bad_port)), "port above 65535");
+    let mut no_kind = url;
+    no_kind.as_object_mut().map(|o| o.remove("kind"));
+    assert!(
+        !document.is_valid(&statement(no_kind)),
+        "url path without kind"
     );
 
     let kindaxml = schemas_of("kindaxml");

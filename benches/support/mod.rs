@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 mod anthropic_xml;
 pub use anthropic_xml::*;
+pub mod plurnk;
 
 /// xorshift64*: the same inputs on every machine and every run.
 pub struct Rng(u64);
