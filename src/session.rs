@@ -8,6 +8,9 @@
 //! each starts where the previous one ended (zero-width spans allowed), and the
 //! last ends at the input's length after `finish` (contract S8).
 
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -234,6 +237,8 @@ pub struct Dialect {
     /// `what` selects among several renderings (for example `calls`), `input` is the
     /// JSON read from stdin. Returns the text to print, or a one-line error.
     pub render: Option<RenderFn>,
+    /// The JSON Schemas of the dialect's options and document (see [`schemas`]).
+    pub schemas: SchemasFn,
 }
 
 /// The signature of [`Dialect::open`].
@@ -242,6 +247,55 @@ pub type OpenFn = fn(options: &Value, spans: bool) -> Result<Box<dyn Session>, O
 /// The signature of [`Dialect::render`].
 pub type RenderFn =
     fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
+
+/// The signature of [`Dialect::schemas`].
+pub type SchemasFn = fn() -> Schemas;
+
+/// The JSON Schemas (draft 2020-12) of a dialect's JSON, generated from its Rust types.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Schemas {
+    /// What the options deserializer accepts: an object whose keys are all optional
+    /// and whose unknown keys are refused. Checks made after deserializing (a name's
+    /// spelling, a bound's minimum) are not part of it.
+    pub options: Value,
+    /// What the document serializes to, without spans or with them. Every object of
+    /// the document has exactly the listed keys (`additionalProperties: false`),
+    /// except free-form maps such as attributes and typed tool inputs.
+    pub document: Value,
+}
+
+/// The schemas of a dialect whose options deserialize into `O` and whose document
+/// serializes from `D`: the [`SchemasFn`] of the dialects in this crate.
+pub fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
+    Schemas {
+        options: schema_for::<O>(SchemaSettings::draft2020_12().for_deserialize()),
+        document: schema_for::<D>(
+            SchemaSettings::draft2020_12()
+                .for_serialize()
+                .with_transform(RecursiveTransform(close_object)),
+        ),
+    }
+}
+
+fn schema_for<T: JsonSchema>(settings: SchemaSettings) -> Value {
+    settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// Refuses unknown keys in an object schema that says nothing about them: document
+/// structs list every key they serialize, while maps state their values' schema.
+fn close_object(schema: &mut Schema) {
+    if let Some(object) = schema.as_object_mut() {
+        if object.get("type") == Some(&Value::from("object"))
+            && !object.contains_key("additionalProperties")
+        {
+            object.insert("additionalProperties".into(), Value::Bool(false));
+        }
+    }
+}
 
 impl std::fmt::Debug for Dialect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,5 +1,6 @@
 //! Byte spans into the decoded input, shared by every dialect's events.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A half-open byte range `[start, end)` into the input text.
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Offsets count UTF-8 bytes of the decoded input. For valid UTF-8 input this is
 /// exactly the input; an invalid sequence counts as the three bytes of the U+FFFD
 /// that replaced it (see [`crate::reentry`]). Serialized as `[start, end]`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(from = "[usize; 2]", into = "[usize; 2]")]
 pub struct Span {
     /// First byte covered.

@@ -1,6 +1,7 @@
 //! The folded anthropic-xml document: `{"blocks": [...]}` (AX-23).
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -9,7 +10,7 @@ use crate::session::Fold;
 use crate::span::Span;
 
 /// One tool call.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Call {
     /// The tool name.
     pub name: String,
@@ -22,7 +23,7 @@ pub struct Call {
 }
 
 /// One tool result or error.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ToolResult {
     /// The `tool_use_id` attribute, or `null`.
     pub tool_use_id: Option<String>,
@@ -33,7 +34,7 @@ pub struct ToolResult {
 }
 
 /// A top-level block.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Block {
@@ -43,6 +44,7 @@ pub enum Block {
         text: String,
         /// Its bytes (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
     /// A thinking block.
@@ -53,6 +55,7 @@ pub enum Block {
         closed: bool,
         /// Opener to closer (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
     /// A tool-call block.
@@ -66,6 +69,7 @@ pub enum Block {
         stray: Vec<String>,
         /// Opener to closer (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
     /// A tool-result block.
@@ -79,12 +83,13 @@ pub enum Block {
         stray: Vec<String>,
         /// Opener to closer (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
 }
 
 /// The document of the anthropic-xml dialect.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Document {
     /// The top-level blocks in input order.
     pub blocks: Vec<Block>,

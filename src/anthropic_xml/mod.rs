@@ -87,4 +87,5 @@ pub const DIALECT: session::Dialect = session::Dialect {
     summary: "prose, thinking, tool calls and tool results in one stream (XML tool calling)",
     open,
     render: Some(render::render),
+    schemas: session::schemas::<Options, Document>,
 };

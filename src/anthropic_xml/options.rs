@@ -1,5 +1,6 @@
 //! Options of the anthropic-xml dialect (AX-24): tool definitions and bounds.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -12,7 +13,7 @@ pub const MIN_MAX_TAG_BYTES: usize = 64;
 
 /// A tool the model may call: used to type call inputs (AX-13) and to render the
 /// tools block (AX-25).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDefinition {
     /// The name the model writes in an invoke's `name` attribute.
@@ -26,7 +27,7 @@ pub struct ToolDefinition {
 }
 
 /// Options of the anthropic-xml dialect, as given in JSON.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// Tool definitions; a call to one of them is typed by its schema.

@@ -7,6 +7,7 @@
 //! whole fold is linear: no loop over all spans at any boundary.
 
 use compact_str::CompactString;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::event::{Event, Recovery};
@@ -14,19 +15,22 @@ use super::tag::Attrs;
 use crate::session::Fold;
 
 /// One annotation: a tag and its attributes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Annotation {
     /// The tag as configured.
+    #[schemars(with = "String")]
     pub tag: CompactString,
     /// Its attributes, in source order.
+    #[schemars(with = "indexmap::IndexMap<String, super::AttrValue>")]
     pub attrs: Attrs,
     /// How its span was chosen (only with `recovery_metadata`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Recovery")]
     pub recovery: Option<Recovery>,
 }
 
 /// A run of output text with the annotations covering all of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Segment {
     /// The text.
     pub text: String,
@@ -35,7 +39,7 @@ pub struct Segment {
 }
 
 /// A zero-width annotation at a position of the output text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Marker {
     /// Byte offset into the output text.
     pub pos: usize,
@@ -44,7 +48,7 @@ pub struct Marker {
 }
 
 /// The document of the kindaxml dialect.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Document {
     /// The output text: the input without its markup.
     pub text: String,

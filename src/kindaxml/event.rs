@@ -2,13 +2,14 @@
 //! annotations and markers, and other markup.
 
 use compact_str::CompactString;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::tag::Attrs;
 use crate::span::Span;
 
 /// How an annotation's span was chosen (`recovery`, KX-22).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Recovery {
     /// Closed by its own end tag.

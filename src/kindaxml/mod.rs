@@ -82,6 +82,7 @@ pub const DIALECT: session::Dialect = session::Dialect {
     summary: "tolerant XML-ish annotations (<cite id=1>, <claim>…</claim>, <todo/>) with deterministic recovery",
     open,
     render: None,
+    schemas: session::schemas::<Options, Document>,
 };
 
 #[cfg(test)]

@@ -2,13 +2,14 @@
 
 use compact_str::CompactString;
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Default for [`Options::max_tag_bytes`].
 pub const DEFAULT_MAX_TAG_BYTES: usize = 4096;
 
 /// What a well-formed tag with an unknown name does (KX-14).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownMode {
     /// The tag disappears; the text around and inside it stays.
@@ -21,7 +22,7 @@ pub enum UnknownMode {
 }
 
 /// How an unclosed tag chooses the text it annotates (KX-16).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// The text before the tag on its output line, back to the retro anchor.
@@ -38,7 +39,7 @@ pub enum Strategy {
 }
 
 /// What a recognized end tag that closes nothing does (KX-21).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrayEndTagPolicy {
     /// It is removed.
@@ -49,7 +50,7 @@ pub enum StrayEndTagPolicy {
 }
 
 /// Which value a repeated attribute key keeps (KX-10).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DuplicateAttrs {
     /// The last value, at the position of the first occurrence.
@@ -62,7 +63,7 @@ pub enum DuplicateAttrs {
 }
 
 /// What a recognized self-closing tag annotates (KX-19).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SelfClosingTarget {
     /// Nothing: it is a marker at its position.
@@ -75,7 +76,7 @@ pub enum SelfClosingTarget {
 }
 
 /// Where an unterminated literal block ends (KX-11).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CdataUnclosed {
     /// At the end of input.
@@ -86,7 +87,7 @@ pub enum CdataUnclosed {
 }
 
 /// Options of the kindaxml dialect, as given in JSON; every key is optional.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// The tag names that annotate.

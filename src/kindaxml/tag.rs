@@ -3,6 +3,7 @@
 use compact_str::CompactString;
 use indexmap::IndexMap;
 use pest::Parser as _;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::grammar::{KindaxmlGrammar, Rule};
@@ -10,11 +11,11 @@ use super::options::DuplicateAttrs;
 
 /// An attribute value: a string, `true` for a bare key, or every value of a
 /// repeated key under `duplicate_attrs: "keep_list"`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum AttrValue {
     /// A quoted or unquoted value, raw.
-    Text(CompactString),
+    Text(#[schemars(with = "String")] CompactString),
     /// A key without `=` (always `true`).
     Flag(bool),
     /// All values of a repeated key, in source order.

@@ -1,5 +1,6 @@
 //! The folded plurnk document: `{"items": [...], "unparsedTail"?}` (PL-8).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::machine::Event;
@@ -8,7 +9,7 @@ use crate::session::Fold;
 use crate::span::Span;
 
 /// One item of the document, discriminated by `kind` as in the published package.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Item {
@@ -18,6 +19,7 @@ pub enum Item {
         statement: Box<Statement>,
         /// Opener to close tag (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
     /// A run of text between statements; adjacent runs are merged.
@@ -28,6 +30,7 @@ pub enum Item {
         position: Position,
         /// Where it stands in the input (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
     /// A statement that is not valid, in its place.
@@ -36,17 +39,19 @@ pub enum Item {
         error: ParseError,
         /// The broken statement (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
 }
 
 /// The document of the plurnk dialect.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Document {
     /// Text, statements and errors in input order.
     pub items: Vec<Item>,
     /// Present when end of input came inside a statement.
     #[serde(rename = "unparsedTail", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "UnparsedTail")]
     pub unparsed_tail: Option<UnparsedTail>,
 }
 

@@ -84,6 +84,7 @@ pub const DIALECT: session::Dialect = session::Dialect {
         "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
     open,
     render: None,
+    schemas: session::schemas::<Options, Document>,
 };
 
 #[cfg(test)]

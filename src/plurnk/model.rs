@@ -1,10 +1,11 @@
 //! The JSON model of plurnk statements, in the published package's shape (spec PL-8 to PL-13).
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// A place in the input: 1-based line, 0-based column in code points (PL-2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Position {
     /// Line, from 1; only LF ends a line.
     pub line: usize,
@@ -39,7 +40,7 @@ fn code_points(bytes: &[u8]) -> usize {
 }
 
 /// One of the nine operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[allow(missing_docs)]
 pub enum Op {
     FIND,
@@ -98,7 +99,7 @@ impl Op {
 }
 
 /// The typed signal slot (PL-10).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Signal {
     /// Tags (FIND READ EDIT COPY MOVE SHOW, and HIDE without an integer).
@@ -110,7 +111,7 @@ pub enum Signal {
 }
 
 /// `<N>` (`last` null) or `<N-M>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct LineMarker {
     /// The first (or only) position.
     pub first: i64,
@@ -119,7 +120,7 @@ pub struct LineMarker {
 }
 
 /// A query value: one string, or every value of a repeated key.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ParamValue {
     /// The key appeared once.
@@ -129,7 +130,7 @@ pub enum ParamValue {
 }
 
 /// A path slot or a COPY/MOVE destination (PL-11).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Path {
     /// No scheme: kept raw.
@@ -142,7 +143,9 @@ pub enum Path {
 }
 
 /// A URL path slot, decomposed the WHATWG way (PL-11).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+// Inlined into `Path`'s `url` variant, so that its keys and `kind` form one closed object.
+#[schemars(inline)]
 pub struct UrlPath {
     /// The text as written.
     pub raw: String,
@@ -165,7 +168,7 @@ pub struct UrlPath {
 }
 
 /// A matcher body of FIND, READ, SHOW and HIDE (PL-13).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "dialect", rename_all = "lowercase")]
 pub enum Matcher {
     /// `//...`: an XPath 1.0 expression.
@@ -195,7 +198,7 @@ pub enum Matcher {
 }
 
 /// The typed body (PL-12).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Body {
     /// EDIT, EXEC: verbatim.
@@ -214,7 +217,7 @@ pub enum Body {
 }
 
 /// A valid statement (PL-9).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Statement {
     /// The operation.
     pub op: Op,
@@ -234,7 +237,7 @@ pub struct Statement {
 }
 
 /// Which stage found an error (PL-16).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// The shape of a token: a character, a slot's content.
@@ -256,7 +259,7 @@ impl Source {
 }
 
 /// An error item's payload: `{line, column, source, message}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ParseError {
     /// Line of the offending place, from 1.
     pub line: usize,
@@ -288,7 +291,7 @@ impl ParseError {
 }
 
 /// Where parsing gave up, and why (PL-19).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct UnparsedTail {
     /// The position of the statement that never closed.
     pub from: Position,

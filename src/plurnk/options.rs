@@ -1,5 +1,6 @@
 //! Options of the plurnk dialect (PL-20, PL-23).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Default for [`Options::max_statement_bytes`]: 1 MiB.
@@ -9,7 +10,7 @@ pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 1024 * 1024;
 pub const MIN_MAX_STATEMENT_BYTES: usize = 32;
 
 /// Options of the plurnk dialect, as given in JSON (`{"max_statement_bytes": N}`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// The longest a statement may be, from its first `<` to the end of its close tag, in

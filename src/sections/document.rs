@@ -1,6 +1,7 @@
 //! The folded sections document: `{"items": [...]}`.
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::machine::Event;
@@ -8,7 +9,7 @@ use crate::session::Fold;
 use crate::span::Span;
 
 /// One item of the document.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Item {
@@ -18,6 +19,7 @@ pub enum Item {
         text: String,
         /// Where it stands in the input (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
     /// A section, from its opener to its closer (or end of input).
@@ -37,12 +39,13 @@ pub enum Item {
         self_closing: bool,
         /// Opener to closer (only with spans requested).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Span")]
         span: Option<Span>,
     },
 }
 
 /// The document of the sections dialect.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Document {
     /// Text and sections in input order.
     pub items: Vec<Item>,

@@ -74,6 +74,7 @@ pub const DIALECT: session::Dialect = session::Dialect {
     summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
     open,
     render: None,
+    schemas: session::schemas::<Options, Document>,
 };
 
 #[cfg(test)]

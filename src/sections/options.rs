@@ -1,12 +1,13 @@
 //! Options of the sections dialect: the registry of section names and the tag bound.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Default for [`Options::max_tag_bytes`]: 64 KiB.
 pub const DEFAULT_MAX_TAG_BYTES: usize = 64 * 1024;
 
 /// One recognized section: its canonical name and the other spellings that mean it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
     /// The canonical name, reported as `name` in events and items.
@@ -27,7 +28,7 @@ impl SectionSpec {
 }
 
 /// Options of the sections dialect, as given in JSON (`{"sections": [...], "max_tag_bytes": N}`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// The recognized sections. The default registry is `think`, `write-file`

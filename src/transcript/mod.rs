@@ -55,6 +55,7 @@ pub use render::{
 };
 pub use scan::{ScanDocument, ScanEvent, ScanFolder, ScanMachine, StopMatch};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -70,7 +71,7 @@ pub type Scanner = Stream<ScanMachine>;
 const UTF8_CARRY: usize = 3;
 
 /// The document of any mode.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Document {
     /// Parse mode.
@@ -223,4 +224,5 @@ pub const DIALECT: session::Dialect = session::Dialect {
     summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop",
     open,
     render: Some(render_entry),
+    schemas: session::schemas::<Options, Document>,
 };

@@ -1,6 +1,7 @@
 //! Options of the transcript dialect: the prompt format, the mode, the known
 //! participants and the stop sequences (spec/transcript.md §1).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Default for [`Options::eot`], the completions end-of-turn token.
@@ -13,7 +14,7 @@ pub const DEFAULT_MAX_NAME_BYTES: usize = 128;
 pub const MAX_NAME_BYTES_LIMIT: usize = 64 * 1024;
 
 /// How a conversation is written as one prompt string.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// `\n\nHuman: …\n\nAssistant: …`, ending with an open `\n\nAssistant:`.
@@ -28,7 +29,7 @@ pub enum Format {
 }
 
 /// What a session does with its input.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Parse a prompt into system, messages and open turn.
@@ -41,7 +42,7 @@ pub enum Mode {
 }
 
 /// Options of the transcript dialect, as given in JSON. Every key is optional.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// The prompt format.

@@ -1,12 +1,13 @@
 //! Parse mode's events and its folded document (spec/transcript.md §2).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::session::Fold;
 use crate::span::Span;
 
 /// What a diagnostic is about (TR-11). Serialized in kebab-case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Code {
@@ -90,7 +91,7 @@ pub enum Event {
 }
 
 /// One turn of the conversation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Message {
     /// Who speaks.
     pub speaker: String,
@@ -98,11 +99,12 @@ pub struct Message {
     pub content: String,
     /// Header to end (only with spans requested).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Span")]
     pub span: Option<Span>,
 }
 
 /// A violation found while parsing (TR-11).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Diagnostic {
     /// What is wrong.
     pub code: Code,
@@ -110,14 +112,16 @@ pub struct Diagnostic {
     pub offset: usize,
     /// The speaker, for `unknown-speaker`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub speaker: Option<String>,
     /// The text, for `stray-text`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub text: Option<String>,
 }
 
 /// The document of parse mode (TR-10).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct PromptDocument {
     /// The system prompt, if any.
     pub system: Option<String>,

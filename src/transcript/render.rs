@@ -1,6 +1,7 @@
 //! Render mode: a conversation (JSON) to a prompt and its stop sequences
 //! (spec/transcript.md §7), and the derivation of stop sequences (TR-61, TR-62).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -42,7 +43,7 @@ pub struct Conversation {
 }
 
 /// A rendered prompt (TR-60).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Rendered {
     /// The prompt text.
     pub prompt: String,
@@ -51,7 +52,7 @@ pub struct Rendered {
 }
 
 /// Why a conversation cannot be rendered (TR-64).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum RenderCode {
@@ -70,7 +71,7 @@ pub enum RenderCode {
 }
 
 /// A refusal to render: what and where (TR-64).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RenderError {
     /// What is wrong.
     pub code: RenderCode,
@@ -421,7 +422,7 @@ pub enum RenderEvent {
 }
 
 /// The document of render mode: the rendering, or why there is none.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RenderDocument {
     /// `{"prompt", "stop_sequences"}`.

@@ -1,6 +1,7 @@
 //! The stop scanner (spec/transcript.md §8): cuts a model's continuation at the
 //! first stop sequence, by position, holding back only what could still be a stop.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::blocks::Blocks;
@@ -10,7 +11,7 @@ use crate::session::Fold;
 use crate::span::Span;
 
 /// The stop that ended the text (TR-72).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StopMatch {
     /// The stop sequence that matched.
     pub sequence: String,
@@ -53,7 +54,7 @@ pub enum ScanEvent {
 }
 
 /// The scanner's document: `{"text", "stop", "rest"}`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ScanDocument {
     /// The input before the stop (all of it without a stop).
     pub text: String,
