@@ -295,6 +295,30 @@ pub fn document_mismatch(label: &str, case: &Case, got: &Value) -> String {
     )
 }
 
+/// A session that stops folding (as `idiolect stream` does) must report the same
+/// cleanliness as one that folds the whole document.
+fn check_clean_without_document(case: &Case) -> Result<(), String> {
+    let dialect = crate::dialect(&case.dialect).ok_or("unknown dialect")?;
+    let mut verdicts = Vec::new();
+    for fold in [true, false] {
+        let mut session = (dialect.open)(&case.options, false).map_err(|e| e.to_string())?;
+        if !fold {
+            session.stop_folding();
+        }
+        let mut events = Vec::new();
+        session.feed(&case.input, &mut events);
+        session.finish(&mut events);
+        verdicts.push(session.is_clean());
+    }
+    if verdicts[0] != verdicts[1] {
+        return Err(format!(
+            "is_clean is {} with the document folded but {} without it",
+            verdicts[0], verdicts[1]
+        ));
+    }
+    Ok(())
+}
+
 /// Runs one case in-process under the whole schedule; `Err` says what failed.
 pub fn check(case: &Case) -> Result<(), String> {
     let input = &case.input[..];
@@ -302,6 +326,7 @@ pub fn check(case: &Case) -> Result<(), String> {
     if whole.document != case.expected {
         return Err(document_mismatch("whole input", case, &whole.document));
     }
+    check_clean_without_document(case)?;
     let bytes: Vec<&[u8]> = input.chunks(1).collect();
     let by_byte = stream(case, &bytes, "1-byte chunks")?;
     let mut reach_at = vec![0usize; input.len() + 1];

@@ -74,6 +74,11 @@ pub trait Session {
     fn replaced_sequences(&self) -> usize {
         0
     }
+    /// Stops folding events into the document: events are still emitted, but
+    /// [`Session::document`] no longer grows, so memory stays flat however long the
+    /// input (for consumers of the event stream, such as `idiolect stream`).
+    /// [`Session::is_clean`] keeps working.
+    fn stop_folding(&mut self) {}
     /// Feeds input and folds its events without returning them: a whole-document
     /// parse that never holds more than one piece's events at a time.
     fn feed_folding(&mut self, bytes: &[u8]) {
@@ -118,6 +123,15 @@ pub trait Fold<E> {
     fn is_clean(&self) -> bool {
         true
     }
+    /// Whether this event alone makes the document unclean (an error item, a
+    /// diagnostic). Lets a session that does not fold still know
+    /// [`Session::is_clean`]; it must agree with [`Fold::is_clean`].
+    fn marks_unclean(_event: &E) -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
 }
 
 /// A [`Session`] made of a typed [`Stream`] and a [`Fold`].
@@ -129,6 +143,10 @@ pub struct TypedSession<M: Machine, F> {
     covered: usize,
     /// Replacements already reported by an `invalid_utf8` event.
     reported: usize,
+    /// False once [`Session::stop_folding`] was called.
+    folding: bool,
+    /// Whether an event marked the document unclean (tracked even without folding).
+    unclean: bool,
 }
 
 impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
@@ -140,6 +158,8 @@ impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
             hold_back_bound,
             covered: 0,
             reported: 0,
+            folding: true,
+            unclean: false,
         }
     }
 }
@@ -184,7 +204,10 @@ where
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>) {
         let first = events.len();
         for event in self.stream.feed(bytes) {
-            self.fold.push(&event);
+            self.unclean |= F::marks_unclean(&event);
+            if self.folding {
+                self.fold.push(&event);
+            }
             push_json(&event, events);
         }
         self.report_replacements(first, events);
@@ -193,10 +216,17 @@ where
     fn finish(&mut self, events: &mut Vec<Value>) {
         let first = events.len();
         for event in self.stream.finish() {
-            self.fold.push(&event);
+            self.unclean |= F::marks_unclean(&event);
+            if self.folding {
+                self.fold.push(&event);
+            }
             push_json(&event, events);
         }
         self.report_replacements(first, events);
+    }
+
+    fn stop_folding(&mut self) {
+        self.folding = false;
     }
 
     fn replaced_sequences(&self) -> usize {
@@ -220,7 +250,7 @@ where
     }
 
     fn is_clean(&self) -> bool {
-        self.fold.is_clean()
+        !self.unclean && self.fold.is_clean()
     }
 }
 

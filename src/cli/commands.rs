@@ -51,7 +51,9 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             options,
             chunk_size,
         } => {
-            let (_, session) = open(&dialect, &options, true)?;
+            let (_, mut session) = open(&dialect, &options, true)?;
+            // Only the events are printed: no document, so memory stays flat.
+            session.stop_folding();
             stream(session, Source::from_arg(file), chunk_size as usize)
         }
         Command::Conformance {

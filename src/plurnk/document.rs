@@ -151,4 +151,8 @@ impl Fold<Event> for DocumentFolder {
     fn is_clean(&self) -> bool {
         !self.errors && self.document.unparsed_tail.is_none()
     }
+
+    fn marks_unclean(event: &Event) -> bool {
+        matches!(event, Event::Error { .. } | Event::UnparsedTail { .. })
+    }
 }

@@ -244,4 +244,8 @@ impl Fold<Event> for PromptFolder {
     fn is_clean(&self) -> bool {
         self.document.diagnostics.is_empty()
     }
+
+    fn marks_unclean(event: &Event) -> bool {
+        matches!(event, Event::Stray { .. } | Event::Diagnostic { .. })
+    }
 }

@@ -518,4 +518,8 @@ impl Fold<RenderEvent> for RenderFolder {
     fn is_clean(&self) -> bool {
         !matches!(self.document, RenderDocument::Refused { .. })
     }
+
+    fn marks_unclean(event: &RenderEvent) -> bool {
+        matches!(event, RenderEvent::RenderError { .. })
+    }
 }
