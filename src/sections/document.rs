@@ -122,7 +122,7 @@ impl Fold<Event> for DocumentFolder {
             } => items.push(Item::Section {
                 name: name.to_string(),
                 tag: tag.to_string(),
-                attrs: attrs.clone(),
+                attrs: (**attrs).clone(),
                 content: String::new(),
                 closed: false,
                 self_closing: *self_closing,

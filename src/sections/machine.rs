@@ -29,8 +29,9 @@ pub enum Event {
         name: CompactString,
         /// The spelling used in the opener, as written.
         tag: CompactString,
-        /// Attributes in source order, keys lowercased, values raw (SEC-5).
-        attrs: IndexMap<String, String>,
+        /// Attributes in source order, keys lowercased, values raw (SEC-5). Boxed to
+        /// keep every event small: events are moved on every feed.
+        attrs: Box<IndexMap<String, String>>,
         /// Whether the opener was `<name .../>`; a `section_end` follows at once.
         self_closing: bool,
         /// The opener.
@@ -155,7 +156,7 @@ impl SectionMachine {
                     out.push(Event::SectionStart {
                         name: name.clone(),
                         tag: spelling,
-                        attrs,
+                        attrs: Box::new(attrs),
                         self_closing,
                         span,
                     });
@@ -168,7 +169,7 @@ impl SectionMachine {
                     out.push(Event::SectionStart {
                         name,
                         tag: spelling,
-                        attrs,
+                        attrs: Box::new(attrs),
                         self_closing,
                         span,
                     });
