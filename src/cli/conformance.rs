@@ -53,6 +53,9 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
         std::env::temp_dir().join(format!("idiolect-conformance-{}", std::process::id()));
     let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
     let mut out = std::io::stdout().lock();
+    if let Ok(version) = std::fs::read_to_string(plan.root.join("VERSION")) {
+        let _ = writeln!(out, "# corpus version {}", version.trim());
+    }
     for case in cases {
         let (id, result) = match case {
             Err(e) => (e.id, Err(e.message)),
