@@ -6,7 +6,7 @@
 //!    deep nesting), whole and at 1-byte chunks;
 //! 3. scaling: whole-document time at 1, 4 and 16 MB, and the 16 MB / 1 MB ratios;
 //! 4. kindaxml side by side with the reference crate (kindaxml 0.1.0);
-//! 5. peak memory of `idiolect stream` on 10 MB and 100 MB inputs.
+//! 5. peak memory of `idiolect stream` on 10 MB and 100 MB inputs (sampled).
 //!
 //! Inputs come from deterministic generators in benches/support; nothing large is
 //! committed. `IDIOLECT_BENCH_QUICK=1` gives a fast smoke run on smaller inputs.
@@ -15,6 +15,8 @@ mod support;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use idiolect::reentry::{Machine, Stream};
@@ -149,8 +151,10 @@ impl Bench {
     }
 }
 
-/// Peak resident memory (KiB) of one `idiolect stream DIALECT` run over `input`,
-/// read from the kernel's accounting of the finished child.
+/// Peak resident memory (KiB) of one `idiolect stream DIALECT` run over `input`:
+/// the child's own high-water mark (`VmHWM` in /proc/PID/status, which starts afresh
+/// at exec), sampled every 2 ms until it exits. (getrusage would not do: a child
+/// spawned with vfork inherits the parent's peak.)
 fn stream_peak_kib(dialect: &str, args: &[&str], input: &[u8]) -> Option<u64> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_idiolect"))
         .args(["stream", dialect])
@@ -160,18 +164,34 @@ fn stream_peak_kib(dialect: &str, args: &[&str], input: &[u8]) -> Option<u64> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
+    let status_file = format!("/proc/{}/status", child.id());
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut peak = None;
+            while !done.load(Ordering::Relaxed) {
+                let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+                    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+                    line.split_whitespace().nth(1)?.parse::<u64>().ok()
+                });
+                if let Some(kib) = hwm {
+                    peak = Some(peak.unwrap_or(0).max(kib));
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            peak
+        })
+    };
     let mut stdin = child.stdin.take()?;
     for piece in input.chunks(1 << 20) {
         stdin.write_all(piece).ok()?;
     }
     drop(stdin);
-    let pid = child.id() as libc::pid_t;
-    // wait4 gives this child's own rusage (not a maximum over all children).
-    let mut status = 0;
-    // SAFETY: plain FFI call with valid pointers to locals; the child is ours.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    (waited == pid).then_some(usage.ru_maxrss as u64)
+    let exited = child.wait().ok()?.success();
+    done.store(true, Ordering::Relaxed);
+    let peak = sampler.join().ok()?;
+    peak.filter(|_| exited)
 }
 
 fn memory_row(
@@ -198,7 +218,7 @@ fn memory_row(
 /// The reference crate on the same input; `None` if it panicked.
 fn reference_kindaxml(input: &str) -> Option<usize> {
     std::panic::catch_unwind(|| {
-        let result = kindaxml_ref::parse(input, &kindaxml_ref::ParserConfig::default());
+        let result = kindaxml_ref::parse(input, &reference_config());
         result.segments.len() + result.markers.len()
     })
     .ok()
@@ -327,17 +347,49 @@ fn main() {
         transcript_parse_run,
     );
 
+    // 16-byte cites: 1 MB is 62,500 unclosed tags on one line, 16 MB a million.
+    bench.scaling(
+        "kindaxml: unclosed tags on one line",
+        |n| kindaxml_unclosed_line(n / 16),
+        kindaxml_run,
+    );
+
     println!("\n## kindaxml against the reference crate (kindaxml 0.1.0), same ASCII input\n");
-    println!("| size | idiolect (document) | reference | reference time / idiolect time |");
+    println!("| input | idiolect (document) | reference | reference time / idiolect time |");
     println!("|---|---|---|---|");
-    for kb in [250usize, 1000, 2000] {
-        let input = kindaxml_annotated_ascii(kb * 1000 / bench.scale, 11);
+    let inputs = [
+        (
+            "annotated answer",
+            kindaxml_annotated_ascii(250_000 / bench.scale, 11),
+        ),
+        (
+            "annotated answer",
+            kindaxml_annotated_ascii(1_000_000 / bench.scale, 11),
+        ),
+        (
+            "annotated answer",
+            kindaxml_annotated_ascii(2_000_000 / bench.scale, 11),
+        ),
+        (
+            "unclosed tags on one line",
+            kindaxml_unclosed_line(10_000 / bench.scale),
+        ),
+        (
+            "unclosed tags on one line",
+            kindaxml_unclosed_line(20_000 / bench.scale),
+        ),
+        (
+            "unclosed tags on one line",
+            kindaxml_unclosed_line(40_000 / bench.scale),
+        ),
+    ];
+    for (what, input) in &inputs {
         let ours = best_of(bench.min, || {
-            let doc = kindaxml::parse(&input, &kindaxml::Options::default()).expect("options");
+            let doc = kindaxml::parse(input, &kindaxml::Options::default()).expect("options");
             doc.segments.len() + doc.markers.len()
         });
         let t = std::time::Instant::now();
-        let theirs = reference_kindaxml(&input).map(|_| t.elapsed());
+        let theirs = reference_kindaxml(input).map(|_| t.elapsed());
         let cell = |d: Duration| {
             format!(
                 "{:.1} ms ({:.1} MB/s)",
@@ -347,21 +399,21 @@ fn main() {
         };
         match theirs {
             Some(d) => println!(
-                "| {:.2} MB | {} | {} | {:.1}x |",
+                "| {what}, {:.2} MB | {} | {} | {:.1}x |",
                 input.len() as f64 / 1e6,
                 cell(ours),
                 cell(d),
                 d.as_secs_f64() / ours.as_secs_f64()
             ),
             None => println!(
-                "| {:.2} MB | {} | panicked | n/a |",
+                "| {what}, {:.2} MB | {} | panicked | n/a |",
                 input.len() as f64 / 1e6,
                 cell(ours)
             ),
         }
     }
 
-    println!("\n## Peak memory of `idiolect stream` (release binary, NDJSON to /dev/null)\n");
+    println!("\n## Peak memory of `idiolect stream` (release binary, NDJSON to /dev/null; VmHWM sampled every 2 ms)\n");
     println!("| input | 10 MB | 100 MB |");
     println!("|---|---|---|");
     memory_row(
@@ -399,4 +451,17 @@ fn main() {
         |n| transcript_continuation(n, 16),
         bench.scale,
     );
+}
+
+/// The reference crate configured like idiolect's kindaxml defaults: the same
+/// recognized tags, no auto-close on unknown tags (its default recognizes no tag).
+fn reference_config() -> kindaxml_ref::ParserConfig {
+    kindaxml_ref::ParserConfig {
+        recognized_tags: ["cite", "claim", "note", "todo", "metric", "risk", "label"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        autoclose_on_any_tag: false,
+        ..Default::default()
+    }
 }
