@@ -38,6 +38,23 @@ fn transcript(out: &Output) -> String {
     )
 }
 
+/// A scratch folder, removed when the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("idiolect-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 const ISSUE_EXAMPLE: &[u8] = b"<think>plan</think><create-file path=\"a.ts\">x<y</dyad-write>";
 
 #[test]
@@ -110,9 +127,8 @@ fn directory_instead_of_file_is_an_error() {
 
 #[test]
 fn malformed_options_json_reports_line_and_column() {
-    let dir = std::env::temp_dir().join(format!("idiolect-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("bad.json");
+    let dir = Scratch::new("cli");
+    let path = dir.0.join("bad.json");
     std::fs::write(&path, "{\n  \"sections\": [,]\n}\n").expect("write options");
     let out = run(
         &[
@@ -129,9 +145,8 @@ fn malformed_options_json_reports_line_and_column() {
 
 #[test]
 fn wrongly_typed_options_are_rejected() {
-    let dir = std::env::temp_dir().join(format!("idiolect-cli-typed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("typed.json");
+    let dir = Scratch::new("cli-typed");
+    let path = dir.0.join("typed.json");
     std::fs::write(&path, r#"{"max_tag_bytes": "big"}"#).expect("write options");
     let out = run(
         &[
@@ -279,9 +294,8 @@ fn conformance_reports_failures_and_exits_1() {
 
 #[test]
 fn a_skipped_case_that_passes_is_reported_as_stale() {
-    let dir = std::env::temp_dir().join(format!("idiolect-skip-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let skip = dir.join("skip.txt");
+    let dir = Scratch::new("skip");
+    let skip = dir.0.join("skip.txt");
     std::fs::write(
         &skip,
         "# known failures\nsections::basic-think-section  # passes in-process\n",
