@@ -246,11 +246,16 @@ impl Machine for SectionMachine {
                         return at;
                     }
                     Some(Verdict::Complete(len)) => {
-                        let probe = self.probe.take().expect("a probe is active");
                         // The run before the tag belongs to the mode before it.
                         self.emit_run(&pending[run..at], base + run, out);
                         run = at;
-                        if self.take_tag(&pending[at..at + len], base + at, probe, out) {
+                        let taken = match self.probe.take() {
+                            Some(probe) => {
+                                self.take_tag(&pending[at..at + len], base + at, probe, out)
+                            }
+                            None => false,
+                        };
+                        if taken {
                             at += len;
                             run = at;
                         } else {
