@@ -6,25 +6,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_idiolect");
+mod support;
 
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the idiolect binary runs");
-    let mut input = child.stdin.take().expect("stdin");
-    // A command that does not read stdin may exit first; a broken pipe here is fine.
-    let _ = input.write_all(stdin);
-    drop(input);
-    child
-        .wait_with_output()
-        .expect("the idiolect binary finishes")
-}
+use support::{run, BIN};
 
 /// Exit code, stdout and stderr in one text, for a snapshot.
 fn transcript(out: &Output) -> String {

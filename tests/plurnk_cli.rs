@@ -1,23 +1,12 @@
 //! `idiolect parse plurnk` as the published `plurnk` CLI's users rely on it: exit 0 on a
 //! clean parse, 1 on any error item or unparsed tail, `unparsedTail` only when present.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod support;
 
 fn parse_plurnk(stdin: &[u8]) -> (Option<i32>, serde_json::Value) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_idiolect"))
-        .args(["parse", "plurnk", "--compact"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the idiolect binary runs");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin).expect("stdin accepts the input");
-    drop(input);
-    let Output { status, stdout, .. } = child.wait_with_output().expect("the binary finishes");
-    let document = serde_json::from_slice(&stdout).expect("stdout is one JSON document");
-    (status.code(), document)
+    let out = support::run(&["parse", "plurnk", "--compact"], stdin);
+    let document = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    (out.status.code(), document)
 }
 
 #[test]
