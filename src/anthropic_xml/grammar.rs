@@ -158,17 +158,7 @@ pub fn parse_tag(text: &str) -> Option<Tag> {
         match part.as_rule() {
             Rule::name => tag.name = Name::from_spelling(part.as_str())?,
             Rule::self_close => tag.self_closing = true,
-            Rule::xml_attribute => {
-                let mut inner = part.into_inner();
-                let key = inner.next()?.as_str().to_string();
-                let value = inner
-                    .next()?
-                    .into_inner()
-                    .next()
-                    .map(|v| v.as_str())
-                    .unwrap_or("");
-                tag.attrs.push((key, decode(value).into_owned()));
-            }
+            Rule::xml_attribute => tag.attrs.push(attribute(part)?),
             _ => {}
         }
     }

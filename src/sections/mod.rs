@@ -35,11 +35,8 @@ use crate::session::{self, OptionsError, Session, TypedSession};
 pub type Parser = Stream<SectionMachine>;
 
 impl Stream<SectionMachine> {
-    /// A streaming sections parser. Options are checked first; use
-    /// [`SectionMachine::new`] with [`Stream::new`] to handle a bad registry.
-    ///
-    /// Invalid options fall back to the defaults only through this constructor's
-    /// caller: it returns an error instead of guessing.
+    /// A streaming sections parser. Invalid options (a malformed or duplicate name,
+    /// a tag bound below 3) are an error, never silently replaced by defaults.
     pub fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
         Ok(Stream::new(SectionMachine::new(options)?))
     }
