@@ -1,10 +1,15 @@
 //! The probes must be exact recognizers of the pest rules they stand in for: the
-//! machine trusts a probe's `Complete` and `Rejected`, and pest only extracts.
+//! machine trusts a probe's `Complete` and `Rejected`, and what the opener probe
+//! records of a complete tag must be exactly what pest extracts from it.
 
+use compact_str::CompactString;
+use indexmap::IndexMap;
 use pest::Parser as _;
 use proptest::prelude::*;
 
+use super::attrs::Attrs;
 use super::grammar::{Rule, SectionsGrammar};
+use super::machine::attributes;
 use super::options::{Options, Registry};
 use super::probe::{CloserProbe, OpenerProbe};
 use crate::reentry::Verdict;
@@ -104,6 +109,86 @@ fn pest_accepts(unit: &str, accept: impl Fn(&str) -> bool) -> Option<usize> {
         .find(|&end| accept(&unit[..end]))
 }
 
+/// Parses a complete opener with pest: (spelling, attributes, self-closing), the
+/// extraction SEC-4 and SEC-5 describe, read off the `opener` rule's pairs.
+fn pest_opener(tag: &str) -> Option<(CompactString, Attrs, bool)> {
+    let opener = SectionsGrammar::parse(Rule::opener, tag).ok()?.next()?;
+    let mut spelling = CompactString::default();
+    let mut attrs = IndexMap::new();
+    let mut self_closing = false;
+    for pair in opener.into_inner() {
+        match pair.as_rule() {
+            Rule::tag_name => spelling = pair.as_str().into(),
+            Rule::self_close => self_closing = true,
+            Rule::attribute => {
+                let mut parts = pair.into_inner();
+                let key = parts
+                    .next()
+                    .map(|k| k.as_str().to_ascii_lowercase())
+                    .unwrap_or_default();
+                let value = match parts.next() {
+                    None => String::new(),
+                    Some(v) => match v.as_rule() {
+                        Rule::dq_value | Rule::sq_value => v
+                            .into_inner()
+                            .next()
+                            .map(|i| i.as_str().to_string())
+                            .unwrap_or_default(),
+                        _ => v.as_str().to_string(),
+                    },
+                };
+                attrs.insert(key, value);
+            }
+            _ => {}
+        }
+    }
+    // Lowercased keys, the last of duplicates winning at the first's position.
+    let attrs = Attrs::from_pairs(
+        attrs
+            .iter()
+            .map(|(k, v): (&String, &String)| (k.as_str(), v.as_str())),
+    );
+    Some((spelling, attrs, self_closing))
+}
+
+/// What the probe recorded of a complete opener, in the same shape.
+fn probed_opener(tag: &str, probe: &OpenerProbe) -> (CompactString, Attrs, bool) {
+    (
+        CompactString::from(&tag[1..probe.name_end()]),
+        attributes(tag, probe.attrs()),
+        probe.self_closing(),
+    )
+}
+
+#[test]
+fn probe_extracts_what_pest_extracts_on_every_value_form() {
+    let reg = registry();
+    for tag in [
+        "<think>",
+        "<think/>",
+        "<Think \n>",
+        "<write-file path=\"a b\" Force mode={{\"}\": '{'}} n=1>",
+        "<write-file a=b/>",
+        "<write-file a=b//>",
+        "<write-file a=//>",
+        "<write-file a=b/ >",
+        "<write-file a = 'x\ny' a=\"last\" z>",
+        "<write-file k/>",
+        "<write-file k />",
+        "<write-file é=ü>",
+        "<write-file a={}>",
+        "<write-file a=\"\" b=''/>",
+    ] {
+        let mut probe = OpenerProbe::new();
+        assert_eq!(
+            probe.resume(tag.as_bytes(), &reg, 1 << 20),
+            Verdict::Complete(tag.len()),
+            "{tag}"
+        );
+        assert_eq!(Some(probed_opener(tag, &probe)), pest_opener(tag), "{tag}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
@@ -121,7 +206,17 @@ proptest! {
         };
         let expected = pest_accepts(&unit, accept);
         match got {
-            Verdict::Complete(len) => prop_assert_eq!(Some(len), expected, "probe completed {:?}", &unit[..len]),
+            Verdict::Complete(len) => {
+                prop_assert_eq!(Some(len), expected, "probe completed {:?}", &unit[..len]);
+                let tag = &unit[..len];
+                prop_assert_eq!(Some(probed_opener(tag, &probe)), pest_opener(tag), "extraction differs on {:?}", tag);
+                // Resumed one byte at a time, the probe records the same parts.
+                let mut stepwise = OpenerProbe::new();
+                for end in 1..=len {
+                    stepwise.resume(&tag.as_bytes()[..end], &reg, 1 << 20);
+                }
+                prop_assert_eq!(probed_opener(tag, &stepwise), probed_opener(tag, &probe), "stepwise extraction differs on {:?}", tag);
+            }
             _ => prop_assert_eq!(expected, None, "probe said {:?} but pest accepts a prefix", got),
         }
     }

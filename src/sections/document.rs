@@ -1,9 +1,9 @@
 //! The folded sections document: `{"items": [...]}`.
 
-use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::attrs::Attrs;
 use super::machine::Event;
 use crate::session::Fold;
 use crate::span::Span;
@@ -29,7 +29,7 @@ pub enum Item {
         /// The spelling used in the opener.
         tag: String,
         /// Attributes in source order.
-        attrs: IndexMap<String, String>,
+        attrs: Attrs,
         /// Everything between opener and closer, verbatim.
         content: String,
         /// False when end of input came before the closer.
@@ -122,7 +122,7 @@ impl Fold<Event> for DocumentFolder {
             } => items.push(Item::Section {
                 name: name.to_string(),
                 tag: tag.to_string(),
-                attrs: (**attrs).clone(),
+                attrs: attrs.clone(),
                 content: String::new(),
                 closed: false,
                 self_closing: *self_closing,

@@ -1,13 +1,11 @@
 //! The sections state machine: text outside sections, verbatim content inside.
 
 use compact_str::CompactString;
-use indexmap::IndexMap;
-use pest::Parser as _;
 use serde::Serialize;
 
-use super::grammar::{Rule, SectionsGrammar};
+use super::attrs::Attrs;
 use super::options::{Options, OptionsProblem, Registry};
-use super::probe::{CloserProbe, OpenerProbe};
+use super::probe::{AttrBounds, CloserProbe, OpenerProbe};
 use crate::reentry::{Machine, Verdict};
 use crate::span::Span;
 
@@ -29,9 +27,8 @@ pub enum Event {
         name: CompactString,
         /// The spelling used in the opener, as written.
         tag: CompactString,
-        /// Attributes in source order, keys lowercased, values raw (SEC-5). Boxed to
-        /// keep every event small: events are moved on every feed.
-        attrs: Box<IndexMap<String, String>>,
+        /// Attributes in source order, keys lowercased, values raw (SEC-5).
+        attrs: Attrs,
         /// Whether the opener was `<name .../>`; a `section_end` follows at once.
         self_closing: bool,
         /// The opener.
@@ -130,8 +127,8 @@ impl SectionMachine {
         })
     }
 
-    /// Acts on a complete tag that `probe` delimited; returns false if pest
-    /// refused it (then its `<` is text).
+    /// Acts on a complete tag that `probe` delimited; returns false if it is not a
+    /// tag of the current mode (then its `<` is text).
     fn take_tag(&mut self, tag: &str, start: usize, probe: Probe, out: &mut Vec<Event>) -> bool {
         let span = Span::new(start, start + tag.len());
         match (self.open, probe) {
@@ -139,24 +136,17 @@ impl SectionMachine {
                 let Some(section) = probe.section() else {
                     return false;
                 };
-                // A bare `<name>` or `<name/>` has nothing for pest to extract.
-                let parsed = if probe.has_attributes() {
-                    parse_opener(tag)
-                } else {
-                    let end =
-                        tag[1..].find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-');
-                    let spelling = &tag[1..1 + end.unwrap_or(tag.len() - 1)];
-                    Some((spelling.into(), IndexMap::new(), tag.ends_with("/>")))
-                };
-                let Some((spelling, attrs, self_closing)) = parsed else {
-                    return false;
-                };
+                // The probe recorded the opener's parts as it recognized it (a property
+                // test checks they are what pest extracts from the `opener` rule).
+                let spelling = CompactString::from(&tag[1..probe.name_end()]);
+                let attrs = attributes(tag, probe.attrs());
+                let self_closing = probe.self_closing();
                 let name = self.registry.names[section].clone();
                 if self_closing {
                     out.push(Event::SectionStart {
                         name: name.clone(),
                         tag: spelling,
-                        attrs: Box::new(attrs),
+                        attrs,
                         self_closing,
                         span,
                     });
@@ -169,7 +159,7 @@ impl SectionMachine {
                     out.push(Event::SectionStart {
                         name,
                         tag: spelling,
-                        attrs: Box::new(attrs),
+                        attrs,
                         self_closing,
                         span,
                     });
@@ -194,40 +184,12 @@ impl SectionMachine {
     }
 }
 
-/// Parses a complete opener with pest: (spelling, attributes, self-closing).
-fn parse_opener(tag: &str) -> Option<(CompactString, IndexMap<String, String>, bool)> {
-    let opener = SectionsGrammar::parse(Rule::opener, tag).ok()?.next()?;
-    let mut spelling = CompactString::default();
-    let mut attrs = IndexMap::new();
-    let mut self_closing = false;
-    for pair in opener.into_inner() {
-        match pair.as_rule() {
-            Rule::tag_name => spelling = pair.as_str().into(),
-            Rule::self_close => self_closing = true,
-            Rule::attribute => {
-                let mut parts = pair.into_inner();
-                let key = parts
-                    .next()
-                    .map(|k| k.as_str().to_ascii_lowercase())
-                    .unwrap_or_default();
-                let value = match parts.next() {
-                    None => String::new(),
-                    Some(v) => match v.as_rule() {
-                        Rule::dq_value | Rule::sq_value => v
-                            .into_inner()
-                            .next()
-                            .map(|i| i.as_str().to_string())
-                            .unwrap_or_default(),
-                        _ => v.as_str().to_string(),
-                    },
-                };
-                // Last duplicate wins, at the position of the first (SEC-5).
-                attrs.insert(key, value);
-            }
-            _ => {}
-        }
-    }
-    Some((spelling, attrs, self_closing))
+/// The attributes of a complete opener from the bounds its probe recorded (SEC-5).
+pub(super) fn attributes(tag: &str, bounds: &[AttrBounds]) -> Attrs {
+    Attrs::from_pairs(bounds.iter().map(|a| {
+        let value = a.value.map_or("", |(from, to)| &tag[from..to]);
+        (&tag[a.key.0..a.key.1], value)
+    }))
 }
 
 impl Machine for SectionMachine {

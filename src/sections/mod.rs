@@ -16,12 +16,14 @@
 //! }
 //! ```
 
+mod attrs;
 mod document;
 mod grammar;
 mod machine;
 mod options;
 mod probe;
 
+pub use attrs::Attrs;
 pub use document::{Document, DocumentFolder, Item};
 pub use grammar::{Rule, SectionsGrammar};
 pub use machine::{Event, SectionMachine};

@@ -84,24 +84,89 @@ impl std::fmt::Display for OptionsProblem {
 
 impl std::error::Error for OptionsProblem {}
 
-/// The registry as the machine uses it: every spelling lowercased and sorted, so
-/// that the spellings a name-so-far can still become form one contiguous range.
+/// The registry as the machine uses it: every spelling, lowercased, in a trie, so
+/// that a name is matched one byte (or one run of bytes) at a time and a name that
+/// no spelling starts with is ruled out on the byte that rules it out.
 #[derive(Clone, Debug)]
 pub(crate) struct Registry {
     /// Canonical names, by section index (inline strings: cheap to clone per event).
     pub names: Vec<compact_str::CompactString>,
-    /// Every spelling (lowercased, sorted) with the index of its section.
-    all: Vec<(Vec<u8>, usize)>,
-    /// The spellings of each section (lowercased, sorted).
-    by_section: Vec<Vec<(Vec<u8>, usize)>>,
+    /// Every spelling, with the index of its section at its end.
+    all: Trie,
+    /// The spellings of each section (closers match only the open section's).
+    by_section: Vec<Trie>,
 }
 
-/// The spellings still viable for a name read so far: a range of a sorted list.
+/// Spellings as a trie over lowercased name bytes; node 0 is the root. Transitions
+/// are a dense table (one row of [`SYMBOLS`] entries per node), so a step is one
+/// load.
+#[derive(Clone, Debug)]
+struct Trie {
+    /// `next[node * SYMBOLS + symbol]`: the node after that byte; 0 for none (the
+    /// root is never a target).
+    next: Vec<u32>,
+    /// The section a spelling ending at each node names.
+    section: Vec<Option<usize>>,
+}
+
+/// Bytes a lowercased name can hold: `a-z`, `0-9`, `_`, `-`.
+const SYMBOLS: usize = 38;
+
+/// The symbol of a name byte (either case); `None` for any other byte.
+fn symbol(b: u8) -> Option<usize> {
+    match b.to_ascii_lowercase() {
+        c @ b'a'..=b'z' => Some((c - b'a') as usize),
+        c @ b'0'..=b'9' => Some(26 + (c - b'0') as usize),
+        b'_' => Some(36),
+        b'-' => Some(37),
+        _ => None,
+    }
+}
+
+impl Trie {
+    fn new() -> Self {
+        Trie {
+            next: vec![0; SYMBOLS],
+            section: vec![None],
+        }
+    }
+
+    /// Adds a spelling of valid name bytes; false if it is already there (in any case).
+    fn insert(&mut self, spelling: &[u8], section: usize) -> bool {
+        let mut node = 0;
+        for &b in spelling {
+            let Some(sym) = symbol(b) else {
+                return false;
+            };
+            node = match self.step(node, b) {
+                Some(next) => next,
+                None => {
+                    let next = self.section.len() as u32;
+                    self.section.push(None);
+                    self.next.extend([0; SYMBOLS]);
+                    self.next[node as usize * SYMBOLS + sym] = next;
+                    next
+                }
+            };
+        }
+        self.section[node as usize].replace(section).is_none()
+    }
+
+    /// The node after byte `b` (either case), if a spelling continues with it.
+    fn step(&self, node: u32, b: u8) -> Option<u32> {
+        let sym = symbol(b)?;
+        match self.next[node as usize * SYMBOLS + sym] {
+            0 => None,
+            next => Some(next),
+        }
+    }
+}
+
+/// Where a name read so far stands in the trie of the spellings it may become
+/// (the default is the empty name).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct NameMatch {
-    lo: usize,
-    hi: usize,
-    len: usize,
+    node: u32,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -117,26 +182,23 @@ impl Registry {
             return Err(OptionsProblem::TagBoundTooSmall(options.max_tag_bytes));
         }
         let mut names = Vec::new();
-        let mut all: Vec<(Vec<u8>, usize)> = Vec::new();
+        let mut all = Trie::new();
         let mut by_section = Vec::new();
         for (index, spec) in options.sections.iter().enumerate() {
             names.push(spec.name.as_str().into());
-            let mut own = Vec::new();
+            let mut own = Trie::new();
             for spelling in std::iter::once(&spec.name).chain(&spec.aliases) {
                 if !valid_name(spelling) {
                     return Err(OptionsProblem::BadName(spelling.clone()));
                 }
                 let lower = spelling.to_ascii_lowercase().into_bytes();
-                if all.iter().any(|(s, _)| *s == lower) {
+                if !all.insert(&lower, index) {
                     return Err(OptionsProblem::Duplicate(spelling.clone()));
                 }
-                all.push((lower.clone(), index));
-                own.push((lower, index));
+                own.insert(&lower, index);
             }
-            own.sort();
             by_section.push(own);
         }
-        all.sort();
         Ok(Registry {
             names,
             all,
@@ -144,53 +206,40 @@ impl Registry {
         })
     }
 
-    fn list(&self, only: Option<usize>) -> &[(Vec<u8>, usize)] {
+    fn trie(&self, only: Option<usize>) -> Option<&Trie> {
         match only {
-            Some(section) => self.by_section.get(section).map_or(&[], |v| v.as_slice()),
-            None => &self.all,
+            Some(section) => self.by_section.get(section),
+            None => Some(&self.all),
         }
     }
 
-    /// Starts matching a name against all spellings, or those of section `only`.
-    pub fn start(&self, only: Option<usize>) -> NameMatch {
-        NameMatch {
-            lo: 0,
-            hi: self.list(only).len(),
-            len: 0,
+    /// Extends the name by `run` (name bytes, any case); false when no spelling
+    /// starts with the name so extended. Extending by a run at once decides exactly
+    /// what extending byte by byte would.
+    pub fn narrow(&self, m: &mut NameMatch, run: &[u8], only: Option<usize>) -> bool {
+        let Some(trie) = self.trie(only) else {
+            return false;
+        };
+        for &b in run {
+            match trie.step(m.node, b) {
+                Some(next) => m.node = next,
+                None => return false,
+            }
         }
-    }
-
-    /// Extends the name by `byte`; false when no spelling starts with it any more.
-    pub fn narrow(&self, m: &mut NameMatch, byte: u8, only: Option<usize>) -> bool {
-        let list = &self.list(only)[m.lo..m.hi];
-        let b = byte.to_ascii_lowercase();
-        let i = m.len;
-        // Sorted and sharing the first `i` bytes: shorter spellings come first, then
-        // the rest ordered by their byte at `i`.
-        let lo = list.partition_point(|(s, _)| s.len() <= i || s[i] < b);
-        let hi = list.partition_point(|(s, _)| s.len() <= i || s[i] <= b);
-        m.hi = m.lo + hi;
-        m.lo += lo;
-        m.len += 1;
-        m.lo < m.hi
+        true
     }
 
     /// The section the name read so far spells exactly, if any.
     pub fn matched(&self, m: &NameMatch, only: Option<usize>) -> Option<usize> {
-        let list = self.list(only);
-        list.get(m.lo)
-            .filter(|(s, _)| m.lo < m.hi && s.len() == m.len)
-            .map(|(_, i)| *i)
+        self.trie(only)?.section[m.node as usize]
     }
 
     /// The section `name` (any case) spells, if any.
     #[cfg(test)]
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
-        let mut m = self.start(None);
-        for &b in name {
-            if !self.narrow(&mut m, b, None) {
-                return None;
-            }
+        let mut m = NameMatch::default();
+        if !self.narrow(&mut m, name, None) {
+            return None;
         }
         self.matched(&m, None)
     }

@@ -28,6 +28,16 @@ fn is_key_byte(b: u8) -> bool {
         )
 }
 
+/// Where the run of name bytes from `from` ends: at the first other byte, the end
+/// of `unit`, or the tag bound.
+fn name_run_end(unit: &[u8], from: usize, max: usize) -> usize {
+    let limit = unit.len().min(max).max(from);
+    unit[from..limit]
+        .iter()
+        .position(|&b| !is_name_byte(b))
+        .map_or(limit, |k| from + k)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Quote {
     None,
@@ -63,7 +73,20 @@ enum OpenState {
     Slash,
 }
 
-/// Probes an opening tag of a registered section.
+/// Where one attribute stands in a complete opener, as byte ranges of the tag: the
+/// key, and the value as reported (SEC-5: quotes stripped, braces kept), if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttrBounds {
+    /// The key, as written.
+    pub key: (usize, usize),
+    /// The value, without quotes; `None` for a key without `=`.
+    pub value: Option<(usize, usize)>,
+}
+
+/// Probes an opening tag of a registered section. While it recognizes the
+/// `opener` rule it also records where the rule's parts are (the name, every
+/// attribute, the self-closing slash), so a complete opener needs no second parse:
+/// a property test checks that what it records equals what pest extracts.
 #[derive(Clone, Debug)]
 pub struct OpenerProbe {
     state: OpenState,
@@ -71,8 +94,12 @@ pub struct OpenerProbe {
     name: NameMatch,
     /// The section named, once the name is complete.
     section: Option<usize>,
-    /// Whether any attribute follows the name.
-    has_attributes: bool,
+    /// Where the tag name ends.
+    name_end: usize,
+    /// The attributes read so far, in source order.
+    attrs: Vec<AttrBounds>,
+    /// Whether the complete opener is `<name .../>`.
+    self_closing: bool,
 }
 
 impl OpenerProbe {
@@ -83,7 +110,38 @@ impl OpenerProbe {
             scanned: 1,
             name: NameMatch::default(),
             section: None,
-            has_attributes: false,
+            name_end: 0,
+            attrs: Vec::new(),
+            self_closing: false,
+        }
+    }
+
+    /// Starts a key at byte `i`.
+    fn key_at(&mut self, i: usize) {
+        self.attrs.push(AttrBounds {
+            key: (i, i),
+            value: None,
+        });
+    }
+
+    /// Ends the current key at byte `i`.
+    fn end_key(&mut self, i: usize) {
+        if let Some(a) = self.attrs.last_mut() {
+            a.key.1 = i;
+        }
+    }
+
+    /// Starts the current attribute's value at byte `i`.
+    fn value_at(&mut self, i: usize) {
+        if let Some(a) = self.attrs.last_mut() {
+            a.value = Some((i, i));
+        }
+    }
+
+    /// Ends the current attribute's value at byte `i`.
+    fn end_value(&mut self, i: usize) {
+        if let Some((_, end)) = self.attrs.last_mut().and_then(|a| a.value.as_mut()) {
+            *end = i;
         }
     }
 
@@ -98,25 +156,24 @@ impl OpenerProbe {
             let i = self.scanned;
             self.scanned += 1;
             self.state = match self.state {
-                Lt if is_name_byte(b) => {
-                    self.name = registry.start(None);
-                    if !registry.narrow(&mut self.name, b, None) {
+                Lt | Name if is_name_byte(b) => {
+                    if self.state == Lt {
+                        self.name = NameMatch::default();
+                    }
+                    // The rest of the name that is here, matched at once.
+                    self.scanned = name_run_end(unit, self.scanned, max);
+                    if !registry.narrow(&mut self.name, &unit[i..self.scanned], None) {
                         return Verdict::Rejected;
                     }
                     Name
                 }
                 Lt => return Verdict::Rejected,
-                Name if is_name_byte(b) => {
-                    if !registry.narrow(&mut self.name, b, None) {
-                        return Verdict::Rejected;
-                    }
-                    Name
-                }
                 Name => {
                     self.section = registry.matched(&self.name, None);
                     if self.section.is_none() {
                         return Verdict::Rejected;
                     }
+                    self.name_end = i;
                     match b {
                         b'>' => return Verdict::Complete(i + 1),
                         b'/' => Slash,
@@ -128,50 +185,85 @@ impl OpenerProbe {
                 Gap | AfterValue if b == b'/' => Slash,
                 Gap | AfterValue if is_ws(b) => Gap,
                 Gap if is_key_byte(b) => {
-                    self.has_attributes = true;
+                    self.key_at(i);
                     Key
                 }
                 Gap | AfterValue => return Verdict::Rejected,
-                Key | KeyGap if b == b'>' => return Verdict::Complete(i + 1),
-                Key | KeyGap if b == b'/' => Slash,
-                Key | KeyGap if b == b'=' => Eq,
-                Key | KeyGap if is_ws(b) => KeyGap,
-                Key | KeyGap if is_key_byte(b) => Key,
+                Key if is_key_byte(b) => Key,
+                Key if b == b'>' || b == b'/' || b == b'=' || is_ws(b) => {
+                    self.end_key(i);
+                    match b {
+                        b'>' => return Verdict::Complete(i + 1),
+                        b'/' => Slash,
+                        b'=' => Eq,
+                        _ => KeyGap,
+                    }
+                }
+                KeyGap if b == b'>' => return Verdict::Complete(i + 1),
+                KeyGap if b == b'/' => Slash,
+                KeyGap if b == b'=' => Eq,
+                KeyGap if is_ws(b) => KeyGap,
+                KeyGap if is_key_byte(b) => {
+                    self.key_at(i);
+                    Key
+                }
                 Key | KeyGap => return Verdict::Rejected,
                 Eq => match b {
                     _ if is_ws(b) => Eq,
-                    b'"' => Quoted(Quote::Double),
-                    b'\'' => Quoted(Quote::Single),
-                    b'{' => Brace {
-                        depth: 1,
-                        quote: Quote::None,
-                    },
-                    b'/' => Bare {
-                        slash: true,
-                        nonempty: false,
-                    },
+                    b'"' => {
+                        self.value_at(i + 1);
+                        Quoted(Quote::Double)
+                    }
+                    b'\'' => {
+                        self.value_at(i + 1);
+                        Quoted(Quote::Single)
+                    }
+                    b'{' => {
+                        self.value_at(i);
+                        Brace {
+                            depth: 1,
+                            quote: Quote::None,
+                        }
+                    }
                     b'>' | b'<' | b'`' => return Verdict::Rejected,
-                    _ => Bare {
-                        slash: false,
-                        nonempty: true,
-                    },
+                    _ => {
+                        self.value_at(i);
+                        Bare {
+                            slash: b == b'/',
+                            nonempty: b != b'/',
+                        }
+                    }
                 },
                 Bare { slash, nonempty } => match b {
                     b'>' if slash && !nonempty => return Verdict::Rejected,
-                    b'>' => return Verdict::Complete(i + 1),
+                    b'>' => {
+                        // A `/` right before `>` is the self-closing slash (SEC-5).
+                        self.end_value(if slash { i - 1 } else { i });
+                        self.self_closing = slash;
+                        return Verdict::Complete(i + 1);
+                    }
                     b'"' | b'\'' | b'`' | b'<' => return Verdict::Rejected,
                     b'/' => Bare {
                         slash: true,
                         nonempty: nonempty || slash,
                     },
-                    _ if is_ws(b) => Gap,
+                    _ if is_ws(b) => {
+                        self.end_value(i);
+                        Gap
+                    }
                     _ => Bare {
                         slash: false,
                         nonempty: true,
                     },
                 },
-                Quoted(Quote::Double) if b == b'"' => AfterValue,
-                Quoted(Quote::Single) if b == b'\'' => AfterValue,
+                Quoted(Quote::Double) if b == b'"' => {
+                    self.end_value(i);
+                    AfterValue
+                }
+                Quoted(Quote::Single) if b == b'\'' => {
+                    self.end_value(i);
+                    AfterValue
+                }
                 Quoted(q) => {
                     // Skip to the closing quote in one step (memchr).
                     let close = if q == Quote::Double { b'"' } else { b'\'' };
@@ -179,6 +271,7 @@ impl OpenerProbe {
                     match memchr::memchr(close, &unit[self.scanned..limit]) {
                         Some(k) => {
                             self.scanned += k + 1;
+                            self.end_value(self.scanned - 1);
                             AfterValue
                         }
                         None => {
@@ -193,7 +286,10 @@ impl OpenerProbe {
                         depth: depth + 1,
                         quote,
                     },
-                    (Quote::None, b'}') if depth == 1 => AfterValue,
+                    (Quote::None, b'}') if depth == 1 => {
+                        self.end_value(i + 1);
+                        AfterValue
+                    }
                     (Quote::None, b'}') => Brace {
                         depth: depth - 1,
                         quote,
@@ -216,7 +312,10 @@ impl OpenerProbe {
                     },
                     _ => Brace { depth, quote },
                 },
-                Slash if b == b'>' => return Verdict::Complete(i + 1),
+                Slash if b == b'>' => {
+                    self.self_closing = true;
+                    return Verdict::Complete(i + 1);
+                }
                 Slash => return Verdict::Rejected,
             };
         }
@@ -232,10 +331,19 @@ impl OpenerProbe {
         self.section
     }
 
-    /// Whether a complete opener has attributes (only then is there anything for
-    /// pest to extract).
-    pub fn has_attributes(&self) -> bool {
-        self.has_attributes
+    /// Where the tag name of a complete opener ends (it starts at byte 1).
+    pub fn name_end(&self) -> usize {
+        self.name_end
+    }
+
+    /// The attributes of a complete opener, in source order.
+    pub fn attrs(&self) -> &[AttrBounds] {
+        &self.attrs
+    }
+
+    /// Whether a complete opener is self-closing.
+    pub fn self_closing(&self) -> bool {
+        self.self_closing
     }
 }
 
@@ -285,20 +393,17 @@ impl CloserProbe {
                 Lt if b == b'/' => Slash,
                 Lt => return Verdict::Rejected,
                 Slash if is_ws(b) => Slash,
-                Slash if is_name_byte(b) => {
-                    self.name = registry.start(Some(section));
-                    if !registry.narrow(&mut self.name, b, Some(section)) {
+                Slash | Name if is_name_byte(b) => {
+                    if self.state == Slash {
+                        self.name = NameMatch::default();
+                    }
+                    self.scanned = name_run_end(unit, self.scanned, max);
+                    if !registry.narrow(&mut self.name, &unit[i..self.scanned], Some(section)) {
                         return Verdict::Rejected;
                     }
                     Name
                 }
                 Slash => return Verdict::Rejected,
-                Name if is_name_byte(b) => {
-                    if !registry.narrow(&mut self.name, b, Some(section)) {
-                        return Verdict::Rejected;
-                    }
-                    Name
-                }
                 Name => {
                     if registry.matched(&self.name, Some(section)).is_none() {
                         return Verdict::Rejected;
