@@ -195,7 +195,7 @@ impl Fold<Event> for DocumentFolder {
                 match self.document.blocks.last_mut() {
                     Some(Block::Text { text: t, .. }) if continues => t.push_str(text),
                     _ => self.push_block(Block::Text {
-                        text: text.clone(),
+                        text: text.to_string(),
                         span: None,
                     }),
                 }
@@ -225,7 +225,7 @@ impl Fold<Event> for DocumentFolder {
                 self.flush_stray();
                 if let Some(Block::ToolCalls { calls, .. }) = self.document.blocks.last_mut() {
                     calls.push(Call {
-                        name: name.clone(),
+                        name: name.to_string(),
                         params: IndexMap::new(),
                         input: Map::new(),
                         complete: false,
@@ -234,7 +234,7 @@ impl Fold<Event> for DocumentFolder {
             }
             Event::ParameterStart { name, .. } => {
                 self.flush_stray();
-                self.param = name.clone();
+                self.param = name.to_string();
                 let param = self.param.clone();
                 if let Some(call) = self.last_call() {
                     call.params.insert(param, String::new());

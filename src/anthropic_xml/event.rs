@@ -1,5 +1,6 @@
 //! The events of the anthropic-xml dialect (AX-19).
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -19,7 +20,7 @@ pub enum Event {
         /// Block index.
         index: usize,
         /// The text.
-        text: String,
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
@@ -35,7 +36,7 @@ pub enum Event {
         /// Block index.
         index: usize,
         /// The text.
-        text: String,
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
@@ -62,7 +63,7 @@ pub enum Event {
         /// Position of the call in its block.
         call: usize,
         /// The tool name, entity-decoded.
-        name: String,
+        name: CompactString,
         /// The opener.
         span: Span,
     },
@@ -73,7 +74,7 @@ pub enum Event {
         /// Position of the call in its block.
         call: usize,
         /// The parameter name, entity-decoded.
-        name: String,
+        name: CompactString,
         /// The opener.
         span: Span,
     },
@@ -84,7 +85,7 @@ pub enum Event {
         /// Position of the call in its block.
         call: usize,
         /// The bytes of the value.
-        text: String,
+        text: CompactString,
         /// Where they stand in the input.
         span: Span,
     },
@@ -95,7 +96,7 @@ pub enum Event {
         /// Position of the call in its block.
         call: usize,
         /// The parameter name.
-        name: String,
+        name: CompactString,
         /// False when end of input came first.
         closed: bool,
         /// The closer alone (zero-width when self-closing or at end of input).
@@ -108,7 +109,7 @@ pub enum Event {
         /// Position of the call in its block.
         call: usize,
         /// The tool name.
-        name: String,
+        name: CompactString,
         /// Raw parameter values, in source order (boxed to keep every event small).
         params: Box<IndexMap<String, String>>,
         /// Typed parameter values (AX-13, AX-14).
@@ -154,7 +155,7 @@ pub enum Event {
         /// Position of the result in its block.
         result: usize,
         /// The decoded text.
-        text: String,
+        text: CompactString,
         /// The raw bytes it came from.
         span: Span,
     },
@@ -184,7 +185,7 @@ pub enum Event {
         /// Block index.
         index: usize,
         /// The bytes.
-        text: String,
+        text: CompactString,
         /// Where they stand in the input.
         span: Span,
     },

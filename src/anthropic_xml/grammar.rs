@@ -43,12 +43,16 @@ impl Name {
     }
 
     /// The spelling of this name.
-    pub fn as_str(self) -> &'static str {
-        Name::ALL
-            .iter()
-            .find(|(n, _)| *n == self)
-            .map(|(_, s)| *s)
-            .unwrap_or("")
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Name::Thinking => "thinking",
+            Name::FunctionCalls => "function_calls",
+            Name::FunctionResults => "function_results",
+            Name::Invoke => "invoke",
+            Name::Parameter => "parameter",
+            Name::Result => "result",
+            Name::Error => "error",
+        }
     }
 }
 
@@ -68,11 +72,7 @@ pub struct Tag {
 impl Tag {
     /// The value of attribute `key`; of several, the last wins (AX-3).
     pub fn attr(&self, key: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        attr_value(&self.attrs, key)
     }
 }
 
@@ -110,26 +110,43 @@ const MEMO_MAX_BYTES: usize = 256;
 pub struct AttributeMemo {
     entries: Vec<(String, Attributes)>,
     next: usize,
+    /// The parse of the last list too long to remember.
+    last: Attributes,
 }
 
 impl AttributeMemo {
-    /// [`parse_attributes`], remembered.
-    pub fn parse(&mut self, text: &str) -> Attributes {
-        if let Some((_, parsed)) = self.entries.iter().find(|(t, _)| t == text) {
-            return parsed.clone();
-        }
-        let parsed = parse_attributes(text);
-        if text.len() <= MEMO_MAX_BYTES {
-            let entry = (text.to_string(), parsed.clone());
-            if self.entries.len() < MEMO_ENTRIES {
-                self.entries.push(entry);
-            } else {
-                self.entries[self.next] = entry;
-                self.next = (self.next + 1) % MEMO_ENTRIES;
+    /// [`parse_attributes`], remembered; the answer is borrowed from the memo.
+    pub fn parse(&mut self, text: &str) -> Option<(&[(String, String)], bool)> {
+        let slot = match self.entries.iter().position(|(t, _)| t == text) {
+            Some(i) => &self.entries[i].1,
+            None => {
+                let parsed = parse_attributes(text);
+                if text.len() > MEMO_MAX_BYTES {
+                    self.last = parsed;
+                    &self.last
+                } else if self.entries.len() < MEMO_ENTRIES {
+                    self.entries.push((text.to_string(), parsed));
+                    &self.entries[self.entries.len() - 1].1
+                } else {
+                    let i = self.next;
+                    self.entries[i] = (text.to_string(), parsed);
+                    self.next = (i + 1) % MEMO_ENTRIES;
+                    &self.entries[i].1
+                }
             }
-        }
-        parsed
+        };
+        slot.as_ref()
+            .map(|(attrs, closing)| (attrs.as_slice(), *closing))
     }
+}
+
+/// The value of attribute `key` in a list; of several, the last wins (AX-3).
+pub fn attr_value<'a>(attrs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 fn attribute(pair: pest::iterators::Pair<'_, Rule>) -> Option<(String, String)> {
@@ -187,7 +204,9 @@ mod tests {
             .collect();
         for _ in 0..2 {
             for list in &lists {
-                assert_eq!(memo.parse(list), parse_attributes(list), "{list}");
+                let expected = parse_attributes(list);
+                let expected = expected.as_ref().map(|(a, c)| (a.as_slice(), *c));
+                assert_eq!(memo.parse(list), expected, "{list}");
             }
         }
         assert!(memo.entries.len() <= MEMO_ENTRIES);

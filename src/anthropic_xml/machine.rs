@@ -1,10 +1,11 @@
 //! The anthropic-xml state machine: prose at top level, and the modes of the blocks.
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 
 use super::entities;
 use super::event::Event;
-use super::grammar::{parse_tag, AttributeMemo, Name, Tag};
+use super::grammar::{attr_value, parse_tag, AttributeMemo, Name};
 use super::options::{Options, OptionsProblem};
 use super::probe::{Allowed, Probed, Shape, TagProbe};
 use super::typing::typed_input;
@@ -64,10 +65,10 @@ enum Probe {
 /// The invoke being read: what its `invoke_end` will carry.
 #[derive(Clone, Debug, Default)]
 struct OpenCall {
-    name: String,
+    name: CompactString,
     params: IndexMap<String, String>,
     /// The parameter whose value is being read.
-    param: String,
+    param: CompactString,
     value: String,
 }
 
@@ -148,18 +149,18 @@ impl AnthropicXmlMachine {
                 }
                 Event::Text {
                     index: self.index,
-                    text: text.to_string(),
+                    text: text.into(),
                     span,
                 }
             }
             Mode::Thinking => Event::ThinkingDelta {
                 index,
-                text: text.to_string(),
+                text: text.into(),
                 span,
             },
             Mode::Calls | Mode::Invoke | Mode::Results => Event::Stray {
                 index,
-                text: text.to_string(),
+                text: text.into(),
                 span,
             },
             Mode::Value => {
@@ -167,14 +168,14 @@ impl AnthropicXmlMachine {
                 Event::ParameterDelta {
                     index,
                     call: self.count,
-                    text: text.to_string(),
+                    text: text.into(),
                     span,
                 }
             }
             Mode::Content { .. } => Event::ResultDelta {
                 index,
                 result: self.count,
-                text: entities::decode(text).into_owned(),
+                text: entities::decode(text).into(),
                 span,
             },
         };
@@ -199,7 +200,7 @@ impl AnthropicXmlMachine {
     fn end_param(&mut self, closed: bool, span: Span, out: &mut Vec<Event>) {
         let name = std::mem::take(&mut self.call.param);
         let value = std::mem::take(&mut self.call.value);
-        self.call.params.insert(name.clone(), value);
+        self.call.params.insert(name.to_string(), value);
         out.push(Event::ParameterEnd {
             index: self.index,
             call: self.count,
@@ -234,28 +235,29 @@ impl AnthropicXmlMachine {
         out: &mut Vec<Event>,
     ) -> bool {
         // The probe read the name (and the whole tag when it has no attributes);
-        // pest reads an attribute list.
-        let tag = match probed {
-            Some(Probed::Tag(tag)) => Some(tag),
+        // pest reads an attribute list (remembered: lists repeat). Only `name` and
+        // `tool_use_id` are ever used.
+        let (closing, name, self_closing, name_attr, id_attr) = match probed {
+            Some(Probed::Tag(tag)) => (tag.closing, tag.name, tag.self_closing, None, None),
             Some(Probed::Attributes { name, from }) => {
-                self.memo
-                    .parse(&text[from..])
-                    .map(|(attrs, self_closing)| Tag {
-                        closing: false,
-                        name,
-                        attrs,
-                        self_closing,
-                    })
+                let Some((attrs, self_closing)) = self.memo.parse(&text[from..]) else {
+                    return false;
+                };
+                let name_attr = attr_value(attrs, "name").map(CompactString::from);
+                let id_attr = attr_value(attrs, "tool_use_id").map(str::to_string);
+                (false, name, self_closing, name_attr, id_attr)
             }
-            None => parse_tag(text),
-        };
-        let Some(tag) = tag else {
-            return false;
+            None => {
+                let Some(tag) = parse_tag(text) else {
+                    return false;
+                };
+                let name_attr = tag.attr("name").map(CompactString::from);
+                let id_attr = tag.attr("tool_use_id").map(str::to_string);
+                (tag.closing, tag.name, tag.self_closing, name_attr, id_attr)
+            }
         };
         let span = Span::new(start, start + text.len());
         let after = Span::empty(span.end);
-        let (closing, name, self_closing) = (tag.closing, tag.name, tag.self_closing);
-        let attr = |key: &str| tag.attr(key).map(str::to_string);
         match (self.mode, closing, name) {
             (Mode::Top, false, Name::Thinking) => {
                 let index = self.open_block();
@@ -281,7 +283,7 @@ impl AnthropicXmlMachine {
                 self.mode = Mode::Top;
             }
             (Mode::Calls, false, Name::Invoke) => {
-                let Some(call_name) = attr("name") else {
+                let Some(call_name) = name_attr else {
                     return false;
                 };
                 let (index, call) = (self.index, self.count);
@@ -310,7 +312,7 @@ impl AnthropicXmlMachine {
                 self.mode = Mode::Top;
             }
             (Mode::Invoke, false, Name::Parameter) => {
-                let Some(param) = attr("name") else {
+                let Some(param) = name_attr else {
                     return false;
                 };
                 let (index, call) = (self.index, self.count);
@@ -347,7 +349,7 @@ impl AnthropicXmlMachine {
             (Mode::Results, false, Name::Result | Name::Error) => {
                 let is_error = name == Name::Error;
                 let (index, result) = (self.index, self.count);
-                let tool_use_id = attr("tool_use_id");
+                let tool_use_id = id_attr;
                 out.push(Event::ResultStart {
                     index,
                     result,

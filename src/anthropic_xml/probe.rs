@@ -15,6 +15,11 @@ pub(super) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0C)
 }
 
+/// A byte that can be part of a structural tag's name (`anthropic`-prefixed or not).
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b':'
+}
+
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-')
 }
@@ -124,14 +129,16 @@ impl Spellings {
         Spellings(bits)
     }
 
-    /// Keeps the spellings whose byte `k` is `b`; false when none is left.
-    fn advance(&mut self, allowed: Allowed, k: usize, b: u8) -> bool {
+    /// Keeps the spellings whose bytes from `k` on are `run`; false when none is
+    /// left.
+    fn advance(&mut self, allowed: Allowed, k: usize, run: &[u8]) -> bool {
         let mut bits = self.0;
         while bits != 0 {
             let bit = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let (_, name) = allowed[bit / 2];
-            if spelled_byte(name, bit % 2 == 1, k) != Some(b) {
+            let spelled = |j: usize| spelled_byte(name, bit % 2 == 1, k + j);
+            if !run.iter().enumerate().all(|(j, &b)| spelled(j) == Some(b)) {
                 self.0 &= !(1 << bit);
             }
         }
@@ -215,11 +222,22 @@ impl TagProbe {
                     self.name_start = 2;
                     Lt
                 }
-                Lt | Name if b.is_ascii_alphabetic() || b == b'_' || b == b':' => {
+                Lt | Name if is_name_byte(b) => {
                     if self.state == Lt {
                         self.spellings = Spellings::of(self.allowed, self.closing);
                     }
-                    if !self.spellings.advance(self.allowed, i - self.name_start, b) {
+                    // The rest of the name that is here, matched at once: that decides
+                    // exactly what matching it byte by byte would.
+                    let limit = unit.len().min(max).max(self.scanned);
+                    self.scanned = unit[self.scanned..limit]
+                        .iter()
+                        .position(|&c| !is_name_byte(c))
+                        .map_or(limit, |n| self.scanned + n);
+                    let run = &unit[i..self.scanned];
+                    if !self
+                        .spellings
+                        .advance(self.allowed, i - self.name_start, run)
+                    {
                         return Verdict::Rejected;
                     }
                     Name

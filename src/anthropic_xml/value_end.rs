@@ -30,8 +30,42 @@ static FOLLOWERS: LazyLock<[(String, bool); 6]> = LazyLock::new(|| {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Lookahead {
     len: usize,
-    /// Where a candidate follower starts, once a `<` came after the whitespace.
-    follower: Option<usize>,
+    /// Once a `<` came after the whitespace: where it is, and the followers the
+    /// bytes from it can still become.
+    follower: Option<(usize, Followers)>,
+}
+
+/// A set of [`FOLLOWERS`] entries (bit `j` for entry `j`), matched one byte at a
+/// time so each byte of the lookahead is looked at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Followers(u8);
+
+impl Followers {
+    const ALL: Followers = Followers((1 << 6) - 1);
+
+    /// Takes byte `b` at offset `k` from the `<`: `Some(true)` when the bytes so far
+    /// are a follower, `Some(false)` when they may still become one, `None` when
+    /// they cannot.
+    fn step(&mut self, k: usize, b: u8) -> Option<bool> {
+        let mut bits = self.0;
+        while bits != 0 {
+            let j = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (text, needs_ws) = &FOLLOWERS[j];
+            let text = text.as_bytes();
+            let keep = match text.get(k) {
+                Some(&t) => t == b,
+                // One byte past the text: only whitespace completes it.
+                None => *needs_ws && k == text.len() && is_ws(b),
+            };
+            if !keep {
+                self.0 &= !(1 << j);
+            } else if k + 1 == text.len() && !needs_ws || k == text.len() {
+                return Some(true);
+            }
+        }
+        (self.0 != 0).then_some(false)
+    }
 }
 
 /// Probes a parameter closer inside a value and the lookahead after it (AX-11).
@@ -47,29 +81,6 @@ pub struct ValueEndProbe {
 
 /// The only structural tag inside a value.
 const VALUE_TAGS: Allowed = &[(Shape::Closer, Name::Parameter)];
-
-/// What a candidate follower `typed` (from its `<`) says: `Some(true)` it is one,
-/// `Some(false)` it may still become one, `None` it cannot.
-fn follower_verdict(typed: &[u8]) -> Option<bool> {
-    let last = typed[typed.len() - 1];
-    let mut viable = false;
-    for (text, needs_ws) in FOLLOWERS.iter() {
-        let (text, needs_ws) = (text.as_bytes(), *needs_ws);
-        if typed.len() <= text.len() && text.starts_with(typed) {
-            if typed.len() == text.len() && !needs_ws {
-                return Some(true);
-            }
-            viable = true;
-        } else if needs_ws
-            && typed.len() == text.len() + 1
-            && typed.starts_with(text)
-            && is_ws(last)
-        {
-            return Some(true);
-        }
-    }
-    viable.then_some(false)
-}
 
 impl ValueEndProbe {
     /// A probe for a candidate whose `<` is the first byte of the unit.
@@ -108,9 +119,9 @@ impl ValueEndProbe {
             self.scanned += 1;
             match look.follower {
                 None if is_ws(b) => {}
-                None if b == b'<' => look.follower = Some(i),
+                None if b == b'<' => look.follower = Some((i, Followers::ALL)),
                 None => break Verdict::Rejected,
-                Some(from) => match follower_verdict(&unit[from..=i]) {
+                Some((from, ref mut viable)) => match viable.step(i - from, b) {
                     Some(true) => break Verdict::Complete(look.len),
                     Some(false) => {}
                     None => break Verdict::Rejected,
