@@ -478,7 +478,7 @@ impl Machine for AnthropicXmlMachine {
                     }
                 }
             }
-            match memchr::memchr(b'<', &bytes[at..]) {
+            match crate::reentry::find_byte(b'<', &bytes[at..]) {
                 None => {
                     let end = match self.mode {
                         // Never split an entity between two deltas (AX-21).

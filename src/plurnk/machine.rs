@@ -317,7 +317,7 @@ impl Machine for PlurnkMachine {
         let mut at = 0;
         loop {
             match &mut self.mode {
-                Mode::Text => match memchr::memchr(b'<', &bytes[at..]) {
+                Mode::Text => match crate::reentry::find_byte(b'<', &bytes[at..]) {
                     None => {
                         self.text(&pending[run..], base + run, out);
                         return pending.len();

@@ -231,7 +231,7 @@ impl Machine for SectionMachine {
                     }
                 }
             }
-            match memchr::memchr(b'<', &bytes[at..]) {
+            match crate::reentry::find_byte(b'<', &bytes[at..]) {
                 None => {
                     self.emit_run(&pending[run..], base + run, out);
                     if eof {
