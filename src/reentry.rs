@@ -320,3 +320,40 @@ impl<M: Machine> Stream<M> {
         &self.reentry
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_byte_agrees_with_memchr_on_short_and_long_slices() {
+        let text: Vec<u8> = (0..64u8).map(|i| b'a' + i % 26).collect();
+        for len in 0..text.len() {
+            for needle in [b'a', b'p', b'z', b'<'] {
+                let hay = &text[..len];
+                assert_eq!(find_byte(needle, hay), memchr::memchr(needle, hay), "{len}");
+            }
+        }
+    }
+
+    #[test]
+    fn small_chunks_with_multibyte_text_still_decode_exactly() {
+        let mut layer = Reentry::new();
+        let mut seen = String::new();
+        struct Echo<'a>(&'a mut String);
+        impl Machine for Echo<'_> {
+            type Event = ();
+            fn advance(&mut self, p: &str, _: usize, _: bool, _: &mut Vec<()>) -> usize {
+                self.0.push_str(p);
+                p.len()
+            }
+        }
+        let input = "añb€c\u{1F600}d";
+        for b in input.as_bytes().chunks(1) {
+            layer.feed(b, &mut Echo(&mut seen), &mut Vec::new());
+        }
+        layer.finish(&mut Echo(&mut seen), &mut Vec::new());
+        assert_eq!(seen, input);
+        assert_eq!(layer.replaced(), 0);
+    }
+}
