@@ -80,6 +80,42 @@ fn transcript_scan_run(input: &[u8], chunk: usize) -> usize {
     )
 }
 
+/// The floor of streaming cost: a machine that decides every chunk at once and
+/// emits it as one text event (an inline string and a span, like a sections text
+/// event). Its rate at small chunks is what the re-entry layer and one owned event
+/// per feed cost, before any dialect work: S4 requires that event at every feed.
+struct Floor;
+
+/// The event of [`Floor`].
+struct FloorEvent {
+    _text: compact_str::CompactString,
+    _span: (usize, usize),
+}
+
+impl Machine for Floor {
+    type Event = FloorEvent;
+
+    fn advance(
+        &mut self,
+        pending: &str,
+        base: usize,
+        _eof: bool,
+        out: &mut Vec<FloorEvent>,
+    ) -> usize {
+        if !pending.is_empty() {
+            out.push(FloorEvent {
+                _text: pending.into(),
+                _span: (base, base + pending.len()),
+            });
+        }
+        pending.len()
+    }
+}
+
+fn floor_run(input: &[u8], chunk: usize) -> usize {
+    count(Stream::new(Floor), input, chunk)
+}
+
 struct Bench {
     min: Duration,
     /// Divides every input size (quick runs).
@@ -282,6 +318,11 @@ fn main() {
         "transcript: scan a continuation",
         &transcript_continuation(size, 9),
         transcript_scan_run,
+    );
+    bench.throughput(
+        "floor: the re-entry layer alone, one event per feed (prose)",
+        &sections_prose(size, 1),
+        floor_run,
     );
 
     println!("\n## Pathological inputs (whole document and 1-byte chunks)\n");
