@@ -21,7 +21,9 @@ impl Attrs {
     /// Builds the attributes from `(key, value)` pairs in source order: keys are
     /// lowercased, and a repeated key keeps its first position and its last value.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        let mut list: Vec<(CompactString, CompactString)> = Vec::new();
+        let pairs = pairs.into_iter();
+        // Sized up front, so the boxed slice needs no reallocation (unless keys repeat).
+        let mut list: Vec<(CompactString, CompactString)> = Vec::with_capacity(pairs.size_hint().0);
         for (key, value) in pairs {
             let key = CompactString::from(key).to_ascii_lowercase();
             match list.iter_mut().find(|(k, _)| *k == key) {

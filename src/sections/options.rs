@@ -112,14 +112,33 @@ struct Trie {
 /// Bytes a lowercased name can hold: `a-z`, `0-9`, `_`, `-`.
 const SYMBOLS: usize = 38;
 
+/// No symbol: the byte cannot be part of a name.
+const NOT_NAME: u8 = u8::MAX;
+
+/// The symbol of every byte: `a-z` (either case), `0-9`, `_`, `-`; [`NOT_NAME`] for
+/// any other byte. One table lookup both tests a byte and finds its transition.
+static SYMBOL: [u8; 256] = {
+    let mut table = [NOT_NAME; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = (b as u8).to_ascii_lowercase();
+        table[b] = match c {
+            b'a'..=b'z' => c - b'a',
+            b'0'..=b'9' => 26 + (c - b'0'),
+            b'_' => 36,
+            b'-' => 37,
+            _ => NOT_NAME,
+        };
+        b += 1;
+    }
+    table
+};
+
 /// The symbol of a name byte (either case); `None` for any other byte.
 fn symbol(b: u8) -> Option<usize> {
-    match b.to_ascii_lowercase() {
-        c @ b'a'..=b'z' => Some((c - b'a') as usize),
-        c @ b'0'..=b'9' => Some(26 + (c - b'0') as usize),
-        b'_' => Some(36),
-        b'-' => Some(37),
-        _ => None,
+    match SYMBOL[b as usize] {
+        NOT_NAME => None,
+        sym => Some(sym as usize),
     }
 }
 
@@ -213,20 +232,23 @@ impl Registry {
         }
     }
 
-    /// Extends the name by `run` (name bytes, any case); false when no spelling
-    /// starts with the name so extended. Extending by a run at once decides exactly
-    /// what extending byte by byte would.
-    pub fn narrow(&self, m: &mut NameMatch, run: &[u8], only: Option<usize>) -> bool {
-        let Some(trie) = self.trie(only) else {
-            return false;
-        };
-        for &b in run {
-            match trie.step(m.node, b) {
-                Some(next) => m.node = next,
-                None => return false,
+    /// Extends the name by the name bytes `bytes` starts with (any case), up to the
+    /// first other byte or the end. Returns how many bytes that is, or `None` as
+    /// soon as a byte leaves no spelling that the name could still become: reading a
+    /// run at once decides exactly what reading it byte by byte would.
+    pub fn scan_name(&self, m: &mut NameMatch, bytes: &[u8], only: Option<usize>) -> Option<usize> {
+        let trie = self.trie(only)?;
+        for (k, &b) in bytes.iter().enumerate() {
+            let sym = SYMBOL[b as usize];
+            if sym == NOT_NAME {
+                return Some(k);
+            }
+            match trie.next[m.node as usize * SYMBOLS + sym as usize] {
+                0 => return None,
+                next => m.node = next,
             }
         }
-        true
+        Some(bytes.len())
     }
 
     /// The section the name read so far spells exactly, if any.
@@ -238,9 +260,9 @@ impl Registry {
     #[cfg(test)]
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
         let mut m = NameMatch::default();
-        if !self.narrow(&mut m, name, None) {
-            return None;
+        match self.scan_name(&mut m, name, None) {
+            Some(n) if n == name.len() => self.matched(&m, None),
+            _ => None,
         }
-        self.matched(&m, None)
     }
 }

@@ -28,16 +28,6 @@ fn is_key_byte(b: u8) -> bool {
         )
 }
 
-/// Where the run of name bytes from `from` ends: at the first other byte, the end
-/// of `unit`, or the tag bound.
-fn name_run_end(unit: &[u8], from: usize, max: usize) -> usize {
-    let limit = unit.len().min(max).max(from);
-    unit[from..limit]
-        .iter()
-        .position(|&b| !is_name_byte(b))
-        .map_or(limit, |k| from + k)
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Quote {
     None,
@@ -161,9 +151,10 @@ impl OpenerProbe {
                         self.name = NameMatch::default();
                     }
                     // The rest of the name that is here, matched at once.
-                    self.scanned = name_run_end(unit, self.scanned, max);
-                    if !registry.narrow(&mut self.name, &unit[i..self.scanned], None) {
-                        return Verdict::Rejected;
+                    let limit = unit.len().min(max);
+                    match registry.scan_name(&mut self.name, &unit[i..limit], None) {
+                        Some(n) => self.scanned = i + n,
+                        None => return Verdict::Rejected,
                     }
                     Name
                 }
@@ -397,9 +388,10 @@ impl CloserProbe {
                     if self.state == Slash {
                         self.name = NameMatch::default();
                     }
-                    self.scanned = name_run_end(unit, self.scanned, max);
-                    if !registry.narrow(&mut self.name, &unit[i..self.scanned], Some(section)) {
-                        return Verdict::Rejected;
+                    let limit = unit.len().min(max);
+                    match registry.scan_name(&mut self.name, &unit[i..limit], Some(section)) {
+                        Some(n) => self.scanned = i + n,
+                        None => return Verdict::Rejected,
                     }
                     Name
                 }
