@@ -129,7 +129,9 @@ impl Reentry {
             return;
         }
         self.buf.push_str(valid);
-        self.decode_into_buf(&bytes[tail_start..]);
+        if tail_start < bytes.len() {
+            self.decode_into_buf(&bytes[tail_start..]);
+        }
         self.drive(machine, false, out);
     }
 
