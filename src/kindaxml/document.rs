@@ -83,9 +83,29 @@ impl DocumentFolder {
         Self::default()
     }
 
+    /// An empty folder whose output text will take about `text` bytes.
+    pub(crate) fn with_text_capacity(text: usize) -> Self {
+        let mut folder = Self::default();
+        folder.document.text.reserve(text);
+        folder
+    }
+
     /// The finished document.
-    pub fn into_document(self) -> Document {
+    pub fn into_document(mut self) -> Document {
+        self.document.text.shrink_to_fit();
         self.document
+    }
+
+    /// The index of the segment holding output offset `at`. Annotations reach back
+    /// only a few segments (KX-18), so the search starts from the end.
+    fn segment_at(&self, at: usize) -> usize {
+        let starts = &self.starts;
+        for (i, &start) in starts.iter().enumerate().rev().take(4) {
+            if start <= at {
+                return i;
+            }
+        }
+        starts.partition_point(|&s| s <= at) - 1
     }
 
     fn append_text(&mut self, text: &str) {
@@ -105,7 +125,7 @@ impl DocumentFolder {
 
     /// Makes `at` a segment boundary; returns the index of the segment starting there.
     fn cut(&mut self, at: usize) -> usize {
-        let i = self.starts.partition_point(|&s| s <= at) - 1;
+        let i = self.segment_at(at);
         if self.starts[i] == at {
             return i;
         }

@@ -9,7 +9,7 @@ use super::options::{
 };
 use super::probe::{TagProbe, UnitKind};
 use super::reach::{Forward, ForwardTracker, LineTracker};
-use super::tag::{self, Attrs};
+use super::tag::{self, AttrValue, Attrs};
 use crate::reentry::{Machine, Verdict};
 use crate::span::Span;
 
@@ -47,6 +47,8 @@ pub struct KindaxmlMachine {
     out_len: usize,
     line: LineTracker,
     open: Option<Open>,
+    /// Working space for a tag's attributes while it is taken apart.
+    scratch: Vec<(CompactString, AttrValue)>,
 }
 
 fn forward_of(strategy: Strategy) -> Option<Forward> {
@@ -78,6 +80,7 @@ impl KindaxmlMachine {
             out_len: 0,
             line: LineTracker::default(),
             open: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -209,12 +212,12 @@ impl KindaxmlMachine {
             }
             UnitKind::Start => {
                 let parsed = if found.has_attrs {
-                    match tag::parse_start(unit, self.config.duplicates) {
+                    match tag::scan_start(unit, self.config.duplicates, &mut self.scratch) {
                         Some(parsed) => parsed,
                         None => return false,
                     }
                 } else {
-                    // `<name ws*>` or `<name ws*/>`: nothing for pest to take apart.
+                    // `<name ws*>` or `<name ws*/>`: nothing more to take apart.
                     tag::StartTag {
                         name: found.name,
                         attrs: Attrs::new(),

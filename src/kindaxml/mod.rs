@@ -53,7 +53,8 @@ impl Stream<KindaxmlMachine> {
 
 /// Parses a whole document: the streaming machinery, fed the whole input.
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut folder = DocumentFolder::new();
+    // The output text is the input without its markup: never longer.
+    let mut folder = DocumentFolder::with_text_capacity(input.len());
     session::fold_whole(
         Parser::with_options(options)?,
         input.as_bytes(),

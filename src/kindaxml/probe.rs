@@ -109,7 +109,7 @@ impl TagProbe {
         self.name_start..self.name_end.max(self.name_start)
     }
 
-    /// Whether the tag has attributes (only those need pest to be taken apart).
+    /// Whether the tag has attributes (only those need to be taken apart).
     pub fn has_attrs(&self) -> bool {
         self.has_attrs
     }

@@ -1,17 +1,23 @@
-//! Complete tags, parsed once with pest: names and attributes (KX-6, KX-9, KX-10).
+//! Complete tags taken apart: names and attributes (KX-6, KX-9, KX-10).
+//!
+//! The probe delimits a tag and recognizes it exactly; [`scan_start`] then reads
+//! the parts of the window it accepted with the semantics of the `start_tag` rule
+//! of grammar/kindaxml.pest. The pest rule stays the oracle: the tests check that
+//! both take every window apart the same way.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use compact_str::CompactString;
 use indexmap::IndexMap;
-use pest::Parser as _;
-use schemars::JsonSchema;
-use serde::Serialize;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::grammar::{KindaxmlGrammar, Rule};
-use super::options::DuplicateAttrs;
+use super::options::{is_name_byte, DuplicateAttrs};
 
 /// An attribute value: a string, `true` for a bare key, or every value of a
 /// repeated key under `duplicate_attrs: "keep_list"`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum AttrValue {
     /// A quoted or unquoted value, raw.
@@ -22,8 +28,85 @@ pub enum AttrValue {
     List(Vec<AttrValue>),
 }
 
-/// Attributes in source order.
-pub type Attrs = IndexMap<CompactString, AttrValue>;
+/// The attributes of a tag, in source order, each key once (duplicates resolved
+/// by `duplicate_attrs`). Serialized as a JSON object.
+///
+/// An immutable shared list rather than a hash map: a tag carries a handful of
+/// attributes, and the same attributes travel in its `open` event, its decided
+/// annotation and the folded document, so cloning them only counts a reference.
+/// A tag without attributes allocates nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attrs(Option<Arc<[(CompactString, AttrValue)]>>);
+
+impl Attrs {
+    /// No attributes.
+    pub fn new() -> Self {
+        Attrs(None)
+    }
+
+    /// The attributes of `list`, taken in order (the list is left empty and keeps
+    /// its capacity). Keys are expected to be distinct.
+    pub(crate) fn take(list: &mut Vec<(CompactString, AttrValue)>) -> Self {
+        if list.is_empty() {
+            Attrs(None)
+        } else {
+            Attrs(Some(list.drain(..).collect()))
+        }
+    }
+
+    fn entries(&self) -> &[(CompactString, AttrValue)] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    /// The value of `key`, if the tag has it.
+    pub fn get(&self, key: &str) -> Option<&AttrValue> {
+        self.entries()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The attributes in source order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &AttrValue)> {
+        self.entries().iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// How many attributes there are.
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl Serialize for Attrs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let entries = self.entries();
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (k, v) in entries {
+            map.serialize_entry(k.as_str(), v)?;
+        }
+        map.end()
+    }
+}
+
+/// The schema of a JSON object of attribute values, as for a map.
+impl JsonSchema for Attrs {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        <IndexMap<String, AttrValue>>::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        <IndexMap<String, AttrValue>>::json_schema(generator)
+    }
+}
 
 /// A parsed start or self-closing tag.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,13 +116,154 @@ pub(crate) struct StartTag<'a> {
     pub self_closing: bool,
 }
 
-/// Parses a start or self-closing tag window; `None` if pest refuses it.
+fn is_ws(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn is_key_byte(b: u8) -> bool {
+    !is_ws(b) && !matches!(b, b'=' | b'>' | b'/' | b'"' | b'\'' | b'<' | b'\n')
+}
+
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && is_ws(bytes[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Takes apart a start or self-closing tag window exactly as the `start_tag` rule
+/// would; `None` where that rule refuses the window. `scratch` is working space
+/// (left empty).
+///
+/// The rule is a PEG: `(ws+ attribute)*` stops at the first attribute that does
+/// not match, a key takes every byte it can, a quoted value runs to its quote or
+/// to the window's final `>` or `/>` (KX-8), and an unquoted one to whitespace,
+/// `>` or `/>`. All delimiters are ASCII, so reading bytes reads characters.
+pub(crate) fn scan_start<'a>(
+    window: &'a str,
+    duplicates: DuplicateAttrs,
+    scratch: &mut Vec<(CompactString, AttrValue)>,
+) -> Option<StartTag<'a>> {
+    scratch.clear();
+    let b = window.as_bytes();
+    let n = b.len();
+    if n < 3 || b[0] != b'<' || !b[1].is_ascii_alphabetic() || b[n - 1] != b'>' {
+        return None;
+    }
+    let last = n - 1;
+    // Where a quoted value left open ends: at the window's final `/>` or `>`.
+    let window_end = if b[last - 1] == b'/' { last - 1 } else { last };
+    let mut i = 2;
+    while i < n && is_name_byte(b[i]) {
+        i += 1;
+    }
+    let name = &window[1..i];
+    loop {
+        let key_start = skip_ws(b, i);
+        if key_start == i {
+            break;
+        }
+        let mut key_end = key_start;
+        while key_end < n && is_key_byte(b[key_end]) {
+            key_end += 1;
+        }
+        if key_end == key_start {
+            break;
+        }
+        let key = &window[key_start..key_end];
+        let eq = skip_ws(b, key_end);
+        let value = if eq < n && b[eq] == b'=' {
+            let v = skip_ws(b, eq + 1);
+            match b.get(v) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let mut p = v + 1;
+                    while p < n && b[p] != q && p != window_end {
+                        p += 1;
+                    }
+                    let text = &window[v + 1..p];
+                    // A closing quote is taken; a window end is only looked at.
+                    i = if p < n && b[p] == q { p + 1 } else { p };
+                    AttrValue::Text(CompactString::from(text))
+                }
+                _ => {
+                    let mut p = v;
+                    while p < n
+                        && !is_ws(b[p])
+                        && b[p] != b'>'
+                        && !(b[p] == b'/' && b.get(p + 1) == Some(&b'>'))
+                    {
+                        p += 1;
+                    }
+                    i = p;
+                    AttrValue::Text(CompactString::from(&window[v..p]))
+                }
+            }
+        } else {
+            i = key_end;
+            AttrValue::Flag(true)
+        };
+        insert(scratch, key, value, duplicates);
+    }
+    i = skip_ws(b, i);
+    let self_closing = b[i] == b'/';
+    if self_closing {
+        i += 1;
+    }
+    if i != last {
+        scratch.clear();
+        return None;
+    }
+    Some(StartTag {
+        name,
+        attrs: Attrs::take(scratch),
+        self_closing,
+    })
+}
+
+fn insert(
+    attrs: &mut Vec<(CompactString, AttrValue)>,
+    key: &str,
+    value: AttrValue,
+    duplicates: DuplicateAttrs,
+) {
+    match attrs.iter_mut().find(|(k, _)| k == key) {
+        None => attrs.push((CompactString::from(key), value)),
+        Some((_, old)) => match duplicates {
+            DuplicateAttrs::LastWins => *old = value,
+            DuplicateAttrs::FirstWins => {}
+            DuplicateAttrs::KeepList => match old {
+                AttrValue::List(values) => values.push(value),
+                _ => {
+                    let first = std::mem::replace(old, AttrValue::List(Vec::new()));
+                    *old = AttrValue::List(vec![first, value]);
+                }
+            },
+        },
+    }
+}
+
+/// The pest oracle for [`scan_start`]: the `start_tag` rule's pairs, read off as
+/// the dialect has always read them.
+#[cfg(test)]
 pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<StartTag<'_>> {
+    use super::grammar::{KindaxmlGrammar, Rule};
+    use pest::Parser as _;
+
+    /// The value of an attribute pest found no value in, from what follows its
+    /// key: `true` for a bare key, the empty string for `key=` with nothing after.
+    fn attribute_value(after_key: &str) -> AttrValue {
+        if after_key.trim_start_matches([' ', '\t']).starts_with('=') {
+            AttrValue::Text(CompactString::default())
+        } else {
+            AttrValue::Flag(true)
+        }
+    }
+
     let tag = KindaxmlGrammar::parse(Rule::start_tag, window)
         .ok()?
         .next()?;
     let mut name = "";
-    let mut attrs = Attrs::new();
+    let mut attrs = Vec::new();
     let mut self_closing = false;
     for pair in tag.into_inner() {
         match pair.as_rule() {
@@ -68,38 +292,9 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
     }
     Some(StartTag {
         name,
-        attrs,
+        attrs: Attrs::take(&mut attrs),
         self_closing,
     })
-}
-
-/// The value of an attribute pest found no value in, from what follows its key:
-/// `true` for a bare key, the empty string for `key=` with nothing after it.
-fn attribute_value(after_key: &str) -> AttrValue {
-    if after_key.trim_start_matches([' ', '\t']).starts_with('=') {
-        AttrValue::Text(CompactString::default())
-    } else {
-        AttrValue::Flag(true)
-    }
-}
-
-fn insert(attrs: &mut Attrs, key: &str, value: AttrValue, duplicates: DuplicateAttrs) {
-    match attrs.get_mut(key) {
-        None => {
-            attrs.insert(CompactString::from(key), value);
-        }
-        Some(old) => match duplicates {
-            DuplicateAttrs::LastWins => *old = value,
-            DuplicateAttrs::FirstWins => {}
-            DuplicateAttrs::KeepList => match old {
-                AttrValue::List(values) => values.push(value),
-                _ => {
-                    let first = std::mem::replace(old, AttrValue::List(Vec::new()));
-                    *old = AttrValue::List(vec![first, value]);
-                }
-            },
-        },
-    }
 }
 
 /// Parses an end tag window and returns its name; `None` if pest refuses it. The
@@ -107,6 +302,9 @@ fn insert(attrs: &mut Attrs, key: &str, value: AttrValue, duplicates: DuplicateA
 /// tests check that pest agrees.
 #[cfg(test)]
 pub(crate) fn parse_end(window: &str) -> Option<&str> {
+    use super::grammar::{KindaxmlGrammar, Rule};
+    use pest::Parser as _;
+
     let tag = KindaxmlGrammar::parse(Rule::end_tag, window).ok()?.next()?;
     tag.into_inner()
         .find(|p| p.as_rule() == Rule::name)

@@ -119,6 +119,9 @@ proptest! {
                     return Err(TestCaseError::fail(format!("pest refuses {window:?}")));
                 };
                     prop_assert_eq!(parsed.name, probed_name);
+                    let mut scratch = Vec::new();
+                    let scanned = super::tag::scan_start(window, DuplicateAttrs::KeepList, &mut scratch);
+                    prop_assert_eq!(scanned.as_ref(), Some(&parsed), "scan and pest differ on {:?}", window);
                     if !p.has_attrs() {
                         prop_assert!(parsed.attrs.is_empty(), "{:?} has attributes", window);
                         prop_assert_eq!(parsed.self_closing, window.ends_with("/>"));
@@ -147,6 +150,118 @@ proptest! {
         if (start || end) && quotes_closed {
             let (verdict, _) = probe(&unit, &config, true);
             prop_assert_eq!(verdict, Verdict::Complete(unit.len()), "probe disagrees on {:?}", unit);
+        }
+    }
+}
+
+/// Picks from `good` three times in four, else from `bad`.
+fn mostly(
+    good: &'static [&'static str],
+    bad: &'static [&'static str],
+) -> impl proptest::strategy::Strategy<Value = &'static str> {
+    prop_oneof![3 => prop::sample::select(good), 1 => prop::sample::select(bad)]
+}
+
+/// Tag-shaped windows: a name, attribute-like parts and an ending, mostly valid
+/// forms with near-misses mixed in, so every branch of the scanner is reached and
+/// many windows are whole tags.
+fn shaped_window() -> impl proptest::strategy::Strategy<Value = String> {
+    let name = mostly(&["cite", "x", "a-1", "note:b.c"], &["1x", "", " cite", "é"]);
+    let attr = (
+        mostly(&[" ", "  ", "\t", " \t"], &[""]),
+        mostly(
+            &["id", "k", "é", "data-x"],
+            &["", ">", "\"", "'", "a=b", "x/y", "<", "\n", "/"],
+        ),
+        mostly(&["", "=", " = ", "= ", " =", "=\t"], &["==", "=="]),
+        mostly(
+            &[
+                "\"v\"", "'v'", "\"\"", "''", "x/y", "", "a=b", "é", "\"a>b\"", "'\"'", "\"x/>y\"",
+            ],
+            &[
+                "x>y", "/", "b//", "\"open", "'open", "b/", " ", "\"/", "'/", "\"'",
+            ],
+        ),
+    )
+        .prop_map(|(sep, key, eq, value)| format!("{sep}{key}{eq}{value}"));
+    let tail = mostly(
+        &["/>", ">", " >", " />"],
+        &["/ >", "", ">>", "\n>", "/", "\"/>", "'>", "//>"],
+    );
+    (name, prop::collection::vec(attr, 0..5), tail)
+        .prop_map(|(name, attrs, tail)| format!("<{name}{}{tail}", attrs.concat()))
+}
+
+const DUPLICATES: [DuplicateAttrs; 3] = [
+    DuplicateAttrs::LastWins,
+    DuplicateAttrs::FirstWins,
+    DuplicateAttrs::KeepList,
+];
+
+#[test]
+fn scanner_takes_tags_apart_as_pest_does() {
+    for window in [
+        "<cite>",
+        "<cite/>",
+        "<cite id=3>",
+        "<cite id=3/>",
+        "<cite id=3//>",
+        "<cite id=/>",
+        "<cite id= />",
+        "<cite id=a/b>",
+        "<todo owner='ann'/>",
+        "<claim confidence=\"high\">",
+        "<cite id=\"1>",
+        "<cite id=\"1/>",
+        "<cite id=\"x/>y\">",
+        "<cite id=\"fo>o\" k>",
+        "<cite a b=1 a=2 a c= d=''>",
+        "<cite k = \t'v' é=ü>",
+        "<cite k=\"\"/>",
+        "<cite k='/>",
+        "<cite id=1 id=2 k>",
+    ] {
+        for duplicates in DUPLICATES {
+            let mut scratch = Vec::new();
+            let scanned = super::tag::scan_start(window, duplicates, &mut scratch);
+            assert!(scanned.is_some(), "{window}");
+            assert_eq!(
+                scanned,
+                super::tag::parse_start(window, duplicates),
+                "{window}"
+            );
+            assert!(scratch.is_empty());
+        }
+    }
+    let mut scratch = Vec::new();
+    let tag = super::tag::scan_start("<cite b=1 a b=2>", DuplicateAttrs::KeepList, &mut scratch)
+        .expect("a tag");
+    assert_eq!(
+        serde_json::to_value(&tag.attrs).expect("attributes serialize"),
+        json!({"b": ["1", "2"], "a": true})
+    );
+    assert_eq!(tag.attrs.get("a"), Some(&AttrValue::Flag(true)));
+    assert_eq!(tag.attrs.len(), 2);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// The scanner refuses exactly the windows pest refuses, and takes the others
+    /// apart into the same name, attributes and self-closing flag, under every
+    /// `duplicate_attrs`.
+    #[test]
+    fn scanner_agrees_with_pest(
+        window in prop_oneof![
+            shaped_window(),
+            prop::collection::vec(tag_piece(), 0..12).prop_map(|body| format!("<{}", body.concat())),
+        ],
+    ) {
+        for duplicates in DUPLICATES {
+            let mut scratch = Vec::new();
+            let scanned = super::tag::scan_start(&window, duplicates, &mut scratch);
+            prop_assert_eq!(&scanned, &super::tag::parse_start(&window, duplicates), "on {:?}", window);
+            prop_assert!(scratch.is_empty());
         }
     }
 }

@@ -24,6 +24,7 @@ mod machine;
 mod model;
 mod options;
 mod probe;
+mod scan;
 mod typing;
 
 pub use document::{Document, DocumentFolder, Item};

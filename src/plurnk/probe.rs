@@ -3,7 +3,7 @@
 //! [`StatementProbe`] is handed the candidate unit from its first `<` each time more text
 //! has arrived and looks only at the bytes it has not seen yet: the opener (PL-4, PL-5),
 //! the header up to its `:` (PL-6), then the body up to the close tag (PL-7). It recognizes
-//! exactly the `header` rule of grammar/plurnk.pest, so pest parses each header once.
+//! exactly the `header` rule of grammar/plurnk.pest, so each header is taken apart once.
 //! [`CloseMatcher`] and [`OpenerMatcher`] are byte automata for a close tag and for the
 //! next opener; they carry their state across chunks, so nothing is ever scanned twice.
 

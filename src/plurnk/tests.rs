@@ -5,6 +5,7 @@
 use pest::Parser as _;
 
 use super::probe::{Place, ProbeVerdict, StatementProbe};
+use super::scan;
 use super::*;
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
@@ -185,4 +186,104 @@ fn spans_in_the_document_cover_a_broken_statement_and_what_was_skipped() {
     let document = session.document();
     assert_eq!(document["items"][0]["span"], serde_json::json!([0, 33]));
     assert_eq!(document["items"][1]["span"], serde_json::json!([33, 34]));
+}
+
+/// The `header` rule's pairs, read off as the slots the scanner yields.
+fn pest_header(header: &str) -> Option<(Op, &str, Vec<scan::Slot<'_>>)> {
+    let pair = PlurnkGrammar::parse(Rule::header, header).ok()?.next()?;
+    let (mut op, mut suffix, mut slots) = (None, "", Vec::new());
+    fn inner(p: pest::iterators::Pair<'_, Rule>) -> (usize, &str) {
+        let at = p.as_span().start() + 1;
+        (at, p.into_inner().next().map_or("", |i| i.as_str()))
+    }
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::op => op = Op::from_bytes(p.as_str().as_bytes()),
+            Rule::suffix => suffix = p.as_str(),
+            Rule::signal => {
+                let (at, text) = inner(p);
+                slots.push(scan::Slot::Signal { at, text });
+            }
+            Rule::path => {
+                let (at, text) = inner(p);
+                slots.push(scan::Slot::Path { at, text });
+            }
+            Rule::line_marker => {
+                let mut ints = p.into_inner().map(|i| (i.as_span().start(), i.as_str()));
+                let first = ints.next()?;
+                slots.push(scan::Slot::Marker {
+                    first,
+                    last: ints.next(),
+                });
+            }
+            _ => {}
+        }
+    }
+    Some((op?, suffix, slots))
+}
+
+fn pest_accepts(rule: Rule, text: &str) -> bool {
+    PlurnkGrammar::parse(rule, text).is_ok()
+}
+
+const HEADER_PIECES: &[&str] = &[
+    "<<", "<", "x", "_1", " ", "\n", "\r", "\t", "[", "]", "(", ")", "-", "5", "12", ">", "<3>",
+    "<1-2>", "<-1--5>", "<1->", "<->", "[x,y]", "(p)", "é", "😀", ",", "://", "a", "<<READ", ":",
+];
+
+#[test]
+fn header_scanner_takes_headers_apart_as_pest_does() {
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut accepted = 0;
+    for _ in 0..40_000 {
+        let mut unit = format!("<<{}", rng.pick(&["EDIT", "SEND", "HIDE", "EDI", "READx"]));
+        for _ in 0..rng.below(8) {
+            unit.push_str(rng.pick(HEADER_PIECES));
+        }
+        unit.push(':');
+        for (i, _) in unit.match_indices(':') {
+            let header = &unit[..=i];
+            let scanned =
+                scan::Header::scan(header).map(|h| (h.op, h.suffix, h.slots().collect::<Vec<_>>()));
+            accepted += usize::from(scanned.is_some());
+            assert_eq!(scanned, pest_header(header), "on {header:?}");
+        }
+    }
+    assert!(accepted > 2_000, "only {accepted} headers were accepted");
+}
+
+#[test]
+fn signal_entries_and_url_prefixes_are_read_as_pest_reads_them() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let pieces = &[
+        ",", " ", "\t", "-", "1", "09", "a", "_", ".", "+", "é", "x-1", ":", "//", "://", "A9", "",
+    ];
+    for _ in 0..40_000 {
+        let mut text = String::new();
+        for _ in 0..rng.below(6) {
+            text.push_str(rng.pick(pieces));
+        }
+        let pest_tags: Vec<&str> = PlurnkGrammar::parse(Rule::tag_list, &text)
+            .expect("every signal is a tag list")
+            .flat_map(|p| p.into_inner())
+            .filter(|p| p.as_rule() == Rule::tag)
+            .map(|p| p.as_str())
+            .collect();
+        assert_eq!(scan::tags(&text).collect::<Vec<_>>(), pest_tags, "{text:?}");
+        assert_eq!(
+            scan::is_int_entry(&text),
+            pest_accepts(Rule::int_entry, &text),
+            "{text:?}"
+        );
+        assert_eq!(
+            scan::is_runtime_entry(&text),
+            pest_accepts(Rule::runtime_entry, &text),
+            "{text:?}"
+        );
+        assert_eq!(
+            scan::has_url_prefix(&text),
+            pest_accepts(Rule::url_prefix, &text),
+            "{text:?}"
+        );
+    }
 }

@@ -1,10 +1,9 @@
-//! Typing a complete statement: pest parses its header once, then each slot and the body
+//! Typing a complete statement: its header is taken apart once, then each slot and the body
 //! get their per-OP meaning (PL-9 to PL-13). The first problem, in input order, becomes the
 //! statement's one error (PL-16, PL-17).
 
 use indexmap::map::Entry;
 use indexmap::IndexMap;
-use pest::iterators::Pair;
 use pest::Parser as _;
 
 use super::grammar::{PlurnkGrammar, Rule};
@@ -13,6 +12,7 @@ use super::model::{
     Statement, UrlPath,
 };
 use super::probe::StatementProbe;
+use super::scan::{self, Header, Slot};
 
 /// The largest magnitude an integer may have: what JavaScript holds exactly (PL-10).
 pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
@@ -48,45 +48,35 @@ fn type_statement(
         return Err(problem.clone());
     }
     let body_start = probe.body_start();
-    let header = PlurnkGrammar::parse(Rule::header, &unit[..body_start])
-        .ok()
-        .and_then(|mut pairs| pairs.next())
+    // The probe recognizes the `header` rule exactly, and the scanner takes apart what
+    // that rule accepts (the tests check both against pest).
+    let header = Header::scan(&unit[..body_start])
         .ok_or_else(|| (0, Source::Lexer, "malformed statement header".to_string()))?;
-    let mut op = Op::EDIT;
+    let op = header.op;
     let mut statement = Statement {
         op,
-        suffix: String::new(),
+        suffix: header.suffix.to_string(),
         signal: None,
         path: None,
         line_marker: None,
         body: None,
         position,
     };
-    for pair in header.into_inner() {
-        let start = pair.as_span().start();
-        match pair.as_rule() {
-            Rule::op => op = Op::from_bytes(pair.as_str().as_bytes()).unwrap_or(Op::EDIT),
-            Rule::suffix => statement.suffix = pair.as_str().to_string(),
-            Rule::signal => statement.signal = signal(op, inner_text(pair), start + 1)?,
-            Rule::path => {
-                statement.path =
-                    path(inner_text(pair), "path").map_err(|e| (start + 1, Source::Visitor, e))?
+    for slot in header.slots() {
+        match slot {
+            Slot::Signal { at, text } => statement.signal = signal(op, text, at)?,
+            Slot::Path { at, text } => {
+                statement.path = path(text, "path").map_err(|e| (at, Source::Visitor, e))?
             }
-            Rule::line_marker => statement.line_marker = Some(line_marker(pair)?),
-            _ => {}
+            Slot::Marker { first, last } => statement.line_marker = Some(line_marker(first, last)?),
         }
     }
-    statement.op = op;
     let body = &unit[body_start..body_end];
     if !body.is_empty() {
         statement.body =
             Some(self::body(op, body).map_err(|(source, text)| (body_start, source, text))?);
     }
     Ok(statement)
-}
-
-fn inner_text(pair: Pair<'_, Rule>) -> &str {
-    pair.into_inner().next().map(|p| p.as_str()).unwrap_or("")
 }
 
 /// A signed integer as written, within the safe range.
@@ -115,27 +105,8 @@ fn out_of_range(at: usize, digits: &str) -> Problem {
     )
 }
 
-fn is_entry(rule: Rule, entry: &str) -> bool {
-    // A failed pest parse builds a detailed error; skip it when the first byte already
-    // rules the entry out.
-    let first = entry.bytes().next().unwrap_or(b' ');
-    let may_start = match rule {
-        Rule::int_entry => first == b'-' || first.is_ascii_digit(),
-        _ => first == b'_' || first.is_ascii_alphabetic(),
-    };
-    may_start && PlurnkGrammar::parse(rule, entry).is_ok()
-}
-
 fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
-    let entries: Vec<&str> = PlurnkGrammar::parse(Rule::tag_list, content)
-        .map(|pairs| {
-            pairs
-                .flat_map(|p| p.into_inner())
-                .filter(|p| p.as_rule() == Rule::tag)
-                .map(|p| p.as_str())
-                .collect()
-        })
-        .unwrap_or_default();
+    let entries: Vec<&str> = scan::tags(content).collect();
     let number = |entry: &str| {
         integer(entry)
             .map(Signal::Number)
@@ -151,20 +122,15 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
     match op {
         Op::SEND | Op::HIDE | Op::EXEC if entries.is_empty() => Ok(None),
         Op::SEND => match entries.as_slice() {
-            [one] if is_entry(Rule::int_entry, one) => number(one).map(Some),
+            [one] if scan::is_int_entry(one) => number(one).map(Some),
             _ => wrong("integer for SEND"),
         },
         Op::EXEC => match entries.as_slice() {
-            [one] if is_entry(Rule::runtime_entry, one) => {
-                Ok(Some(Signal::Runtime(one.to_string())))
-            }
+            [one] if scan::is_runtime_entry(one) => Ok(Some(Signal::Runtime(one.to_string()))),
             _ => wrong("runtime tag for EXEC"),
         },
         Op::HIDE => {
-            let integers = entries
-                .iter()
-                .filter(|e| is_entry(Rule::int_entry, e))
-                .count();
+            let integers = entries.iter().filter(|e| scan::is_int_entry(e)).count();
             match (integers, entries.as_slice()) {
                 (0, _) => Ok(Some(Signal::Tags(
                     entries.iter().map(|e| e.to_string()).collect(),
@@ -179,22 +145,12 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
     }
 }
 
-fn line_marker(pair: Pair<'_, Rule>) -> Result<LineMarker, Problem> {
-    let mut ints = pair.into_inner();
-    let mut next = || -> Result<Option<i64>, Problem> {
-        match ints.next() {
-            None => Ok(None),
-            Some(p) => {
-                let digits = p.as_str();
-                integer(digits)
-                    .map(Some)
-                    .ok_or_else(|| out_of_range(p.as_span().start(), digits))
-            }
-        }
-    };
-    let first = next()?.unwrap_or(0);
-    let last = next()?;
-    Ok(LineMarker { first, last })
+fn line_marker(first: (usize, &str), last: Option<(usize, &str)>) -> Result<LineMarker, Problem> {
+    let int = |(at, digits): (usize, &str)| integer(digits).ok_or_else(|| out_of_range(at, digits));
+    Ok(LineMarker {
+        first: int(first)?,
+        last: last.map(int).transpose()?,
+    })
 }
 
 /// Reads a path slot's text (PL-11): `None` when empty.
@@ -207,8 +163,7 @@ fn path(text: &str, what: &str) -> Result<Option<Path>, String> {
 
 /// Reads a non-empty path text as local or URL (PL-11); `what` names the place for errors.
 pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
-    // Without `://` the text cannot be a URL; that check spares pest a failed parse.
-    if !text.contains("://") || PlurnkGrammar::parse(Rule::url_prefix, text).is_err() {
+    if !scan::has_url_prefix(text) {
         return Ok(Path::Local {
             raw: text.to_string(),
         });
