@@ -385,7 +385,7 @@ impl Machine for KindaxmlMachine {
             let next = if self.config.escapes {
                 memchr::memchr2(b'<', b'\\', &bytes[at..])
             } else {
-                memchr::memchr(b'<', &bytes[at..])
+                crate::reentry::find_byte(b'<', &bytes[at..])
             };
             let Some(k) = next else {
                 self.emit_text(&pending[run..], base + run, out);
