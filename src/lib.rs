@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic_xml;
+pub mod attrs;
 pub mod conformance;
 pub mod kindaxml;
 pub mod plurnk;

@@ -5,13 +5,8 @@
 //! of grammar/kindaxml.pest. The pest rule stays the oracle: the tests check that
 //! both take every window apart the same way.
 
-use std::borrow::Cow;
-use std::sync::Arc;
-
 use compact_str::CompactString;
-use indexmap::IndexMap;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use schemars::JsonSchema;
 
 use super::options::{is_name_byte, DuplicateAttrs};
 
@@ -30,83 +25,7 @@ pub enum AttrValue {
 
 /// The attributes of a tag, in source order, each key once (duplicates resolved
 /// by `duplicate_attrs`). Serialized as a JSON object.
-///
-/// An immutable shared list rather than a hash map: a tag carries a handful of
-/// attributes, and the same attributes travel in its `open` event, its decided
-/// annotation and the folded document, so cloning them only counts a reference.
-/// A tag without attributes allocates nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Attrs(Option<Arc<[(CompactString, AttrValue)]>>);
-
-impl Attrs {
-    /// No attributes.
-    pub fn new() -> Self {
-        Attrs(None)
-    }
-
-    /// The attributes of `list`, taken in order (the list is left empty and keeps
-    /// its capacity). Keys are expected to be distinct.
-    pub(crate) fn take(list: &mut Vec<(CompactString, AttrValue)>) -> Self {
-        if list.is_empty() {
-            Attrs(None)
-        } else {
-            Attrs(Some(list.drain(..).collect()))
-        }
-    }
-
-    fn entries(&self) -> &[(CompactString, AttrValue)] {
-        self.0.as_deref().unwrap_or_default()
-    }
-
-    /// The value of `key`, if the tag has it.
-    pub fn get(&self, key: &str) -> Option<&AttrValue> {
-        self.entries()
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
-    }
-
-    /// The attributes in source order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &AttrValue)> {
-        self.entries().iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    /// How many attributes there are.
-    pub fn len(&self) -> usize {
-        self.entries().len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_none()
-    }
-}
-
-impl Serialize for Attrs {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let entries = self.entries();
-        let mut map = serializer.serialize_map(Some(entries.len()))?;
-        for (k, v) in entries {
-            map.serialize_entry(k.as_str(), v)?;
-        }
-        map.end()
-    }
-}
-
-/// The schema of a JSON object of attribute values, as for a map.
-impl JsonSchema for Attrs {
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        <IndexMap<String, AttrValue>>::schema_name()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        <IndexMap<String, AttrValue>>::json_schema(generator)
-    }
-}
+pub type Attrs = crate::attrs::AttrList<AttrValue>;
 
 /// A parsed start or self-closing tag.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -29,6 +29,7 @@ pub enum Item {
         /// The spelling used in the opener.
         tag: String,
         /// Attributes in source order.
+        #[schemars(with = "indexmap::IndexMap<String, String>")]
         attrs: Attrs,
         /// Everything between opener and closer, verbatim.
         content: String,

@@ -1,0 +1,96 @@
+//! Attribute lists: the attributes of one tag, in source order, each key once.
+//!
+//! Shared by the dialects whose tags carry attributes (sections, kindaxml). A tag
+//! carries a handful of attributes, and the same list travels in its event, its
+//! annotation and the folded document, so it is an immutable shared slice (cloning
+//! counts a reference) with keys stored inline, rather than a hash map. A tag
+//! without attributes allocates nothing.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use compact_str::CompactString;
+use indexmap::IndexMap;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// The attributes of a tag: `(key, value)` in source order, each key once (how
+/// duplicates were resolved is the dialect's rule). Serialized as a JSON object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttrList<V>(Option<Arc<[(CompactString, V)]>>);
+
+impl<V> Default for AttrList<V> {
+    fn default() -> Self {
+        AttrList(None)
+    }
+}
+
+impl<V> AttrList<V> {
+    /// No attributes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The attributes of `list`, taken in order (the list is left empty and keeps
+    /// its capacity, so a caller can reuse it). Keys are expected to be distinct.
+    pub fn take(list: &mut Vec<(CompactString, V)>) -> Self {
+        if list.is_empty() {
+            AttrList(None)
+        } else {
+            AttrList(Some(list.drain(..).collect()))
+        }
+    }
+
+    fn entries(&self) -> &[(CompactString, V)] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    /// The value of `key`, if the tag has it.
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.entries()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The attributes in source order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &V)> {
+        self.entries().iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// How many attributes there are.
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl<V: Serialize> Serialize for AttrList<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let entries = self.entries();
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (k, v) in entries {
+            map.serialize_entry(k.as_str(), v)?;
+        }
+        map.end()
+    }
+}
+
+/// The schema of a JSON object of values, as for a map.
+impl<V: JsonSchema> JsonSchema for AttrList<V> {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        <IndexMap<String, V>>::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        <IndexMap<String, V>>::json_schema(generator)
+    }
+}
