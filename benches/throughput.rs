@@ -341,7 +341,27 @@ fn main() {
     bench.pathological(
         "sections: 1 MB attribute value",
         &sections_big_attribute(bench.mb(1)),
-        sections_run(big_tags),
+        sections_run(big_tags.clone()),
+    );
+    bench.pathological(
+        "sections: one opener with 100k attributes (keys repeat)",
+        &sections_many_attributes(100_000 / bench.scale),
+        sections_run(big_tags.clone()),
+    );
+    bench.pathological(
+        "kindaxml: one tag with 100k attributes (keys repeat)",
+        &kindaxml_many_attributes(100_000 / bench.scale),
+        |input, chunk| {
+            let options = kindaxml::Options {
+                max_tag_bytes: 4 << 20,
+                ..Default::default()
+            };
+            count(
+                kindaxml::Parser::with_options(&options).expect("options"),
+                input,
+                chunk,
+            )
+        },
     );
     bench.pathological(
         "anthropic-xml: 1 MB parameter value",

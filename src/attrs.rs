@@ -7,6 +7,7 @@
 //! without attributes allocates nothing.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use compact_str::CompactString;
@@ -92,5 +93,61 @@ impl<V: JsonSchema> JsonSchema for AttrList<V> {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         <IndexMap<String, V>>::json_schema(generator)
+    }
+}
+
+/// Finds the keys already in an attribute list being built, so that a repeated key
+/// can be resolved by the dialect's rule: a linear scan while the list is short, a
+/// hash index once it is long. A tag with very many attributes (a large tag bound
+/// allows hundreds of thousands) therefore costs linear time, not quadratic.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeyIndex {
+    /// Position of each of the first `map.len()` keys of the list.
+    map: HashMap<CompactString, usize>,
+}
+
+impl KeyIndex {
+    /// Lists up to this long are scanned.
+    const LINEAR: usize = 16;
+
+    /// Where `key` is in `list` (whose keys are distinct), if it is there. `list`
+    /// must be the list this index has seen so far, grown only by pushes.
+    pub(crate) fn find<V>(&mut self, list: &[(CompactString, V)], key: &str) -> Option<usize> {
+        if list.len() <= Self::LINEAR {
+            return list.iter().position(|(k, _)| k == key);
+        }
+        // Index the keys pushed since the last look (each key is indexed once).
+        for (i, (k, _)) in list.iter().enumerate().skip(self.map.len()) {
+            self.map.insert(k.clone(), i);
+        }
+        self.map.get(key).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_index_finds_keys_in_short_and_long_lists() {
+        let mut list: Vec<(CompactString, usize)> = Vec::new();
+        let mut index = KeyIndex::default();
+        for i in 0..200 {
+            let key = format!("k{}", i % 150);
+            match index.find(&list, &key) {
+                Some(at) => {
+                    assert!(i >= 150, "{key} found too early");
+                    assert_eq!(list[at].0, key);
+                    list[at].1 = i;
+                }
+                None => {
+                    assert!(i < 150, "{key} missed");
+                    list.push((key.into(), i));
+                }
+            }
+        }
+        assert_eq!(list.len(), 150);
+        assert_eq!(list[3].1, 153);
+        assert_eq!(list[149].1, 149);
     }
 }

@@ -42,3 +42,14 @@ pub fn kindaxml_annotated_ascii(size: usize, seed: u64) -> String {
         .replace('ü', "u")
         .replace('ï', "i")
 }
+
+/// One start tag with `n` attributes, half of them repeating an earlier key,
+/// then a sentence it annotates.
+pub fn kindaxml_many_attributes(n: usize) -> String {
+    let mut out = String::from("<claim");
+    for i in 0..n {
+        out.push_str(&format!(" k{}=v{i}", i % (n / 2).max(1)));
+    }
+    out.push_str(">a claimed sentence</claim>\n");
+    out
+}

@@ -98,3 +98,14 @@ pub fn sections_big_attribute(size: usize) -> String {
     out.push_str("\">body</write-file>");
     out
 }
+
+/// One opener with `n` attributes, half of them repeating an earlier key (parse it
+/// with a `max_tag_bytes` above its size), then a short body.
+pub fn sections_many_attributes(n: usize) -> String {
+    let mut out = String::from("<write-file");
+    for i in 0..n {
+        out.push_str(&format!(" k{}=v{i}", i % (n / 2).max(1)));
+    }
+    out.push_str(">body</write-file>");
+    out
+}

@@ -9,6 +9,7 @@ use compact_str::CompactString;
 use schemars::JsonSchema;
 
 use super::options::{is_name_byte, DuplicateAttrs};
+use crate::attrs::KeyIndex;
 
 /// An attribute value: a string, `true` for a bare key, or every value of a
 /// repeated key under `duplicate_attrs: "keep_list"`.
@@ -64,6 +65,7 @@ pub(crate) fn scan_start<'a>(
     scratch: &mut Vec<(CompactString, AttrValue)>,
 ) -> Option<StartTag<'a>> {
     scratch.clear();
+    let mut index = KeyIndex::default();
     let b = window.as_bytes();
     let n = b.len();
     if n < 3 || b[0] != b'<' || !b[1].is_ascii_alphabetic() || b[n - 1] != b'>' {
@@ -121,7 +123,7 @@ pub(crate) fn scan_start<'a>(
             i = key_end;
             AttrValue::Flag(true)
         };
-        insert(scratch, key, value, duplicates);
+        insert(scratch, &mut index, key, value, duplicates);
     }
     i = skip_ws(b, i);
     let self_closing = b[i] == b'/';
@@ -141,13 +143,14 @@ pub(crate) fn scan_start<'a>(
 
 fn insert(
     attrs: &mut Vec<(CompactString, AttrValue)>,
+    index: &mut KeyIndex,
     key: &str,
     value: AttrValue,
     duplicates: DuplicateAttrs,
 ) {
-    match attrs.iter_mut().find(|(k, _)| k == key) {
+    match index.find(attrs, key).map(|at| &mut attrs[at].1) {
         None => attrs.push((CompactString::from(key), value)),
-        Some((_, old)) => match duplicates {
+        Some(old) => match duplicates {
             DuplicateAttrs::LastWins => *old = value,
             DuplicateAttrs::FirstWins => {}
             DuplicateAttrs::KeepList => match old {
@@ -183,6 +186,7 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
         .next()?;
     let mut name = "";
     let mut attrs = Vec::new();
+    let mut index = KeyIndex::default();
     let mut self_closing = false;
     for pair in tag.into_inner() {
         match pair.as_rule() {
@@ -204,7 +208,7 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
                         _ => AttrValue::Text(CompactString::from(v.as_str())),
                     },
                 };
-                insert(&mut attrs, key.as_str(), value, duplicates);
+                insert(&mut attrs, &mut index, key.as_str(), value, duplicates);
             }
             _ => {}
         }

@@ -2,7 +2,7 @@
 
 use compact_str::CompactString;
 
-use crate::attrs::AttrList;
+use crate::attrs::{AttrList, KeyIndex};
 
 /// The attributes of a section opener: keys ASCII-lowercased, values raw, in source
 /// order, each key once (of duplicates, the last value wins at the first one's
@@ -16,10 +16,11 @@ impl AttrList<CompactString> {
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let pairs = pairs.into_iter();
         let mut list: Vec<(CompactString, CompactString)> = Vec::with_capacity(pairs.size_hint().0);
+        let mut index = KeyIndex::default();
         for (key, value) in pairs {
             let key = CompactString::from(key).to_ascii_lowercase();
-            match list.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => *v = value.into(),
+            match index.find(&list, &key) {
+                Some(at) => list[at].1 = value.into(),
                 None => list.push((key, value.into())),
             }
         }
@@ -42,5 +43,21 @@ mod tests {
             serde_json::to_string(&attrs).unwrap(),
             r#"{"b":"3","a":"2"}"#
         );
+    }
+
+    #[test]
+    fn many_repeated_keys_resolve_like_few() {
+        // Past the linear-scan length the index takes over; the rule is the same.
+        let keys: Vec<String> = (0..100).map(|i| format!("K{}", i % 40)).collect();
+        let values: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let attrs = Attrs::from_pairs(
+            keys.iter()
+                .zip(&values)
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        assert_eq!(attrs.len(), 40);
+        let first = attrs.iter().next().map(|(k, v)| (k, v.as_str()));
+        assert_eq!(first, Some(("k0", "80")));
+        assert_eq!(attrs.get("k39").map(|v| v.as_str()), Some("79"));
     }
 }
