@@ -155,7 +155,7 @@ fn pest_opener(tag: &str) -> Option<(CompactString, Attrs, bool)> {
 fn probed_opener(tag: &str, probe: &OpenerProbe) -> (CompactString, Attrs, bool) {
     (
         CompactString::from(&tag[1..probe.name_end()]),
-        attributes(tag, probe.attrs()),
+        attributes(&mut Vec::new(), tag, probe.attrs()),
         probe.self_closing(),
     )
 }

@@ -9,22 +9,39 @@ use crate::attrs::{AttrList, KeyIndex};
 /// position). Serialized as a JSON object.
 pub type Attrs = AttrList<CompactString>;
 
+/// The most attributes' room a scratch list keeps between openers.
+const KEEP_CAPACITY: usize = 64;
+
 impl AttrList<CompactString> {
     /// Builds the attributes of a section opener from `(key, value)` pairs in source
     /// order: keys are lowercased, and a repeated key keeps its first position and
     /// its last value (SEC-5).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        let pairs = pairs.into_iter();
-        let mut list: Vec<(CompactString, CompactString)> = Vec::with_capacity(pairs.size_hint().0);
+        Self::from_pairs_in(&mut Vec::new(), pairs)
+    }
+
+    /// [`Attrs::from_pairs`], building in `scratch` (left empty, its capacity kept
+    /// for the next opener): the list then costs one allocation.
+    pub(crate) fn from_pairs_in<'a>(
+        scratch: &mut Vec<(CompactString, CompactString)>,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        scratch.clear();
         let mut index = KeyIndex::default();
         for (key, value) in pairs {
-            let key = CompactString::from(key).to_ascii_lowercase();
-            match index.find(&list, &key) {
-                Some(at) => list[at].1 = value.into(),
-                None => list.push((key, value.into())),
+            let mut key = CompactString::from(key);
+            key.make_ascii_lowercase();
+            match index.find(scratch, &key) {
+                Some(at) => scratch[at].1 = value.into(),
+                None => scratch.push((key, value.into())),
             }
         }
-        AttrList::take(&mut list)
+        let attrs = AttrList::take(scratch);
+        if scratch.capacity() > KEEP_CAPACITY {
+            // Do not hold on to the room a huge opener needed.
+            *scratch = Vec::new();
+        }
+        attrs
     }
 }
 

@@ -80,6 +80,8 @@ pub struct SectionMachine {
     /// The open section, if any.
     open: Option<usize>,
     probe: Option<Probe>,
+    /// Where an opener's attributes are gathered (reused from tag to tag).
+    scratch: Vec<(CompactString, CompactString)>,
 }
 
 impl SectionMachine {
@@ -90,6 +92,7 @@ impl SectionMachine {
             max_tag_bytes: options.max_tag_bytes,
             open: None,
             probe: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -139,7 +142,7 @@ impl SectionMachine {
                 // The probe recorded the opener's parts as it recognized it (a property
                 // test checks they are what pest extracts from the `opener` rule).
                 let spelling = CompactString::from(&tag[1..probe.name_end()]);
-                let attrs = attributes(tag, probe.attrs());
+                let attrs = attributes(&mut self.scratch, tag, probe.attrs());
                 let self_closing = probe.self_closing();
                 let name = self.registry.names[section].clone();
                 if self_closing {
@@ -184,12 +187,20 @@ impl SectionMachine {
     }
 }
 
-/// The attributes of a complete opener from the bounds its probe recorded (SEC-5).
-pub(super) fn attributes(tag: &str, bounds: &[AttrBounds]) -> Attrs {
-    Attrs::from_pairs(bounds.iter().map(|a| {
-        let value = a.value.map_or("", |(from, to)| &tag[from..to]);
-        (&tag[a.key.0..a.key.1], value)
-    }))
+/// The attributes of a complete opener from the bounds its probe recorded (SEC-5),
+/// built in `scratch`.
+pub(super) fn attributes(
+    scratch: &mut Vec<(CompactString, CompactString)>,
+    tag: &str,
+    bounds: &[AttrBounds],
+) -> Attrs {
+    Attrs::from_pairs_in(
+        scratch,
+        bounds.iter().map(|a| {
+            let value = a.value.map_or("", |(from, to)| &tag[from..to]);
+            (&tag[a.key.0..a.key.1], value)
+        }),
+    )
 }
 
 impl Machine for SectionMachine {
