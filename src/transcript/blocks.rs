@@ -52,12 +52,14 @@ impl Blocks {
     /// the machine applies its end-of-input rules and everything is known.
     pub fn feed(&mut self, text: &str, base: usize, eof: bool) {
         let from = self.fed.saturating_sub(base).min(text.len());
-        let mut events: Vec<Event> = self.stream.feed(&text.as_bytes()[from..]).collect();
-        if eof {
-            events.extend(self.stream.finish());
-        }
-        self.fed = self.fed.max(base + text.len());
-        for event in &events {
+        let Blocks {
+            stream,
+            changes,
+            known,
+            ..
+        } = self;
+        // The events are read where they are (no list is collected per feed).
+        let mut note = |event: Event| {
             let span = event.span();
             let change = match event {
                 Event::ThinkingStart { .. } | Event::ToolCallsStart { .. } => Some(true),
@@ -66,10 +68,15 @@ impl Blocks {
                 _ => None,
             };
             if let (Some(open), false) = (change, span.is_empty()) {
-                self.changes.push_back((span.end - 1, open));
+                changes.push_back((span.end - 1, open));
             }
-            self.known = self.known.max(span.end);
+            *known = (*known).max(span.end);
+        };
+        stream.feed(&text.as_bytes()[from..]).for_each(&mut note);
+        if eof {
+            stream.finish().for_each(&mut note);
         }
+        self.fed = self.fed.max(base + text.len());
         if eof {
             self.known = self.fed;
         }

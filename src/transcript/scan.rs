@@ -1,6 +1,7 @@
 //! The stop scanner (spec/transcript.md §8): cuts a model's continuation at the
 //! first stop sequence, by position, holding back only what could still be a stop.
 
+use compact_str::CompactString;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -28,8 +29,8 @@ pub struct StopMatch {
 pub enum ScanEvent {
     /// Continuation text before the stop, emitted as soon as it cannot be part of one.
     Text {
-        /// The text.
-        text: String,
+        /// The text (stored inline when short: no allocation per small event).
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
@@ -46,8 +47,8 @@ pub enum ScanEvent {
     },
     /// Input after the stop (TR-75).
     Rest {
-        /// The text.
-        text: String,
+        /// The text (stored inline when short).
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
@@ -143,7 +144,7 @@ fn push_text(out: &mut Vec<ScanEvent>, text: &str, start: usize, rest: bool) {
         return;
     }
     let span = Span::new(start, start + text.len());
-    let text = text.to_string();
+    let text = CompactString::from(text);
     out.push(if rest {
         ScanEvent::Rest { text, span }
     } else {
