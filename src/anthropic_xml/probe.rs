@@ -471,6 +471,14 @@ mod agreement {
             Just("x&amp;".to_string()),
             Just(">".to_string()),
             Just("/".to_string()),
+            // Pieces of names, so names are near misses and grow across pieces.
+            Just("thin".to_string()),
+            Just("king".to_string()),
+            Just("invo".to_string()),
+            Just("ke".to_string()),
+            Just("_".to_string()),
+            Just("ant".to_string()),
+            Just("ml:".to_string()),
         ];
         prop::collection::vec(piece, 1..10).prop_map(|p| format!("<{}", p.concat()))
     }
@@ -496,6 +504,17 @@ mod agreement {
             if parse_tag(&text).is_some() {
                 prop_assert_eq!(verdict, Verdict::Complete(text.len()));
             }
+            // Resumed one byte at a time, the probe decides the same, on the same byte.
+            let mut stepwise = TagProbe::new(EVERY_TAG);
+            let mut seen = Verdict::NeedMore;
+            for end in 1..=text.len() {
+                seen = stepwise.resume(&text.as_bytes()[..end], 1024);
+                if seen != Verdict::NeedMore {
+                    break;
+                }
+            }
+            prop_assert_eq!(seen, verdict);
+            prop_assert_eq!(stepwise.read(), probe.read());
         }
     }
 }

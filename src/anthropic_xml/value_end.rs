@@ -158,6 +158,53 @@ impl Default for ValueEndProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// What a candidate follower `typed` (from its `<`) says, read naively from
+    /// AX-11: `Some(true)` it is one, `Some(false)` it may still become one, `None`
+    /// it cannot.
+    fn naive_follower(typed: &[u8]) -> Option<bool> {
+        let mut viable = false;
+        for (text, needs_ws) in FOLLOWERS.iter() {
+            let text = text.as_bytes();
+            if text.starts_with(typed) {
+                if typed.len() == text.len() && !needs_ws {
+                    return Some(true);
+                }
+                viable = true;
+            } else if *needs_ws
+                && typed.len() == text.len() + 1
+                && typed.starts_with(text)
+                && is_ws(typed[text.len()])
+            {
+                return Some(true);
+            }
+        }
+        viable.then_some(false)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn followers_matched_byte_by_byte_agree_with_the_naive_reading(
+            parts in prop::collection::vec(prop::sample::select(&[
+                "<", "/", "parameter", "param", "invoke", "inv", "function_calls", "function",
+                PREFIX, "ant", " ", "\n", ">", "x", "s",
+            ][..]), 1..6)
+        ) {
+            let typed = format!("<{}", parts.concat());
+            let typed = typed.as_bytes();
+            let mut viable = Followers::ALL;
+            for k in 1..typed.len() {
+                let got = viable.step(k, typed[k]);
+                prop_assert_eq!(got, naive_follower(&typed[..=k]), "at {} of {:?}", k, String::from_utf8_lossy(typed));
+                if got != Some(false) {
+                    break;
+                }
+            }
+        }
+    }
 
     fn value_end(text: &str, eof: bool) -> Verdict {
         let mut p = ValueEndProbe::new();
