@@ -21,7 +21,8 @@ pub fn axml_prose(size: usize, seed: u64) -> String {
 }
 
 /// An agent transcript dense with markup: thinking, tool-call blocks of several
-/// invokes with code values full of `<`, and result blocks with entities.
+/// invokes with code values full of `<`, and result blocks with entities and a
+/// distinct `tool_use_id` each.
 pub fn axml_dense(size: usize, seed: u64) -> String {
     let mut rng = Rng::new(seed);
     let mut out = String::with_capacity(size + 4096);
@@ -43,7 +44,11 @@ pub fn axml_dense(size: usize, seed: u64) -> String {
             }
             out.push_str("</parameter>\n<parameter name=\"limit\">42</parameter>\n</invoke>\n");
         }
-        out.push_str("</function_calls>\n<function_results>\n<result tool_use_id=\"t\">ok &lt;done&gt; &amp; fine</result>\n</function_results>\n");
+        // Every result carries its own id, as in real transcripts.
+        out.push_str(&format!(
+            "</function_calls>\n<function_results>\n<result tool_use_id=\"toolu_01{:016x}\">ok &lt;done&gt; &amp; fine</result>\n</function_results>\n",
+            rng.next()
+        ));
     }
     out
 }

@@ -78,6 +78,8 @@ impl Tag {
 
 /// Parses the attribute list of an opener (everything after its name, `>`
 /// included) with pest: the attributes, entity-decoded, and whether it self-closes.
+/// The oracle the probe's own reading of attributes is tested against.
+#[cfg(test)]
 pub fn parse_attributes(text: &str) -> Attributes {
     let pairs = AnthropicXmlGrammar::parse(Rule::attribute_list, text).ok()?;
     let mut attrs = Vec::new();
@@ -96,49 +98,8 @@ pub fn parse_attributes(text: &str) -> Attributes {
 }
 
 /// What pest made of one attribute list.
+#[cfg(test)]
 pub type Attributes = Option<(Vec<(String, String)>, bool)>;
-
-/// How many attribute lists [`AttributeMemo`] remembers, and the longest it keeps.
-const MEMO_ENTRIES: usize = 16;
-const MEMO_MAX_BYTES: usize = 256;
-
-/// Remembers the last few attribute lists pest parsed. Model output repeats the same
-/// tags (`<parameter name="path">` in every call) and a list's parse depends on its
-/// text alone, so a repeated list is answered without running pest on it again.
-/// Bounded: at most 16 lists of at most 256 bytes.
-#[derive(Clone, Debug, Default)]
-pub struct AttributeMemo {
-    entries: Vec<(String, Attributes)>,
-    next: usize,
-    /// The parse of the last list too long to remember.
-    last: Attributes,
-}
-
-impl AttributeMemo {
-    /// [`parse_attributes`], remembered; the answer is borrowed from the memo.
-    pub fn parse(&mut self, text: &str) -> Option<(&[(String, String)], bool)> {
-        let slot = match self.entries.iter().position(|(t, _)| t == text) {
-            Some(i) => &self.entries[i].1,
-            None => {
-                let parsed = parse_attributes(text);
-                if text.len() > MEMO_MAX_BYTES {
-                    self.last = parsed;
-                    &self.last
-                } else if self.entries.len() < MEMO_ENTRIES {
-                    self.entries.push((text.to_string(), parsed));
-                    &self.entries[self.entries.len() - 1].1
-                } else {
-                    let i = self.next;
-                    self.entries[i] = (text.to_string(), parsed);
-                    self.next = (i + 1) % MEMO_ENTRIES;
-                    &self.entries[i].1
-                }
-            }
-        };
-        slot.as_ref()
-            .map(|(attrs, closing)| (attrs.as_slice(), *closing))
-    }
-}
 
 /// The value of attribute `key` in a list; of several, the last wins (AX-3).
 pub fn attr_value<'a>(attrs: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -180,35 +141,4 @@ pub fn parse_tag(text: &str) -> Option<Tag> {
         }
     }
     Some(tag)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn remembered_attribute_lists_parse_as_pest_parses_them() {
-        let mut memo = AttributeMemo::default();
-        let lists: Vec<String> = (0..40)
-            .map(|i| {
-                format!(
-                    " name=\"p{}\" id='&amp;'{}>",
-                    i % 20,
-                    if i % 3 == 0 { "/" } else { "" }
-                )
-            })
-            .chain([
-                " name=>".to_string(),
-                format!(" name=\"{}\">", "x".repeat(300)),
-            ])
-            .collect();
-        for _ in 0..2 {
-            for list in &lists {
-                let expected = parse_attributes(list);
-                let expected = expected.as_ref().map(|(a, c)| (a.as_slice(), *c));
-                assert_eq!(memo.parse(list), expected, "{list}");
-            }
-        }
-        assert!(memo.entries.len() <= MEMO_ENTRIES);
-    }
 }

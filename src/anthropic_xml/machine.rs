@@ -1,13 +1,15 @@
 //! The anthropic-xml state machine: prose at top level, and the modes of the blocks.
 
+use std::borrow::Cow;
+
 use compact_str::CompactString;
 use indexmap::IndexMap;
 
 use super::entities;
 use super::event::Event;
-use super::grammar::{attr_value, parse_tag, AttributeMemo, Name};
+use super::grammar::{parse_tag, Name};
 use super::options::{Options, OptionsProblem};
-use super::probe::{Allowed, Probed, Shape, TagProbe};
+use super::probe::{attr_in, Allowed, Probed, Shape, TagProbe};
 use super::typing::typed_input;
 use super::value_end::ValueEndProbe;
 use crate::reentry::{Machine, Verdict};
@@ -86,7 +88,6 @@ pub struct AnthropicXmlMachine {
     /// Calls or results finished so far in the current block.
     count: usize,
     call: OpenCall,
-    memo: AttributeMemo,
 }
 
 impl AnthropicXmlMachine {
@@ -102,7 +103,6 @@ impl AnthropicXmlMachine {
             in_text: false,
             count: 0,
             call: OpenCall::default(),
-            memo: AttributeMemo::default(),
         })
     }
 
@@ -234,17 +234,17 @@ impl AnthropicXmlMachine {
         start: usize,
         out: &mut Vec<Event>,
     ) -> bool {
-        // The probe read the name (and the whole tag when it has no attributes);
-        // pest reads an attribute list (remembered: lists repeat). Only `name` and
-        // `tool_use_id` are ever used.
+        // The probe read the tag as it recognized it (a property test holds it to
+        // pest's reading of the grammar). Only `name` and `tool_use_id` are used.
         let (closing, name, self_closing, name_attr, id_attr) = match probed {
             Some(Probed::Tag(tag)) => (tag.closing, tag.name, tag.self_closing, None, None),
-            Some(Probed::Attributes { name, from }) => {
-                let Some((attrs, self_closing)) = self.memo.parse(&text[from..]) else {
-                    return false;
-                };
-                let name_attr = attr_value(attrs, "name").map(CompactString::from);
-                let id_attr = attr_value(attrs, "tool_use_id").map(str::to_string);
+            Some(Probed::Element {
+                name,
+                attrs,
+                self_closing,
+            }) => {
+                let name_attr = attr_in(text, &attrs, "name").map(CompactString::from);
+                let id_attr = attr_in(text, &attrs, "tool_use_id").map(Cow::into_owned);
                 (false, name, self_closing, name_attr, id_attr)
             }
             None => {
@@ -457,8 +457,8 @@ impl Machine for AnthropicXmlMachine {
                     }
                     Some(Verdict::Complete(len)) => {
                         let tag = match self.probe.take() {
-                            Some(Probe::Tag(p)) => p.read(),
-                            Some(Probe::ValueEnd(p)) => p.read(),
+                            Some(Probe::Tag(mut p)) => p.read(),
+                            Some(Probe::ValueEnd(mut p)) => p.read(),
                             None => None,
                         };
                         // The run before the tag belongs to the mode before it.

@@ -7,6 +7,9 @@
 //! byte that rules it out and text is emitted at once (S4). [`ValueEndProbe`] adds the
 //! lookahead that decides whether a parameter closer ends a value (AX-11).
 
+use std::borrow::Cow;
+
+use super::entities::decode;
 use super::grammar::{Name, Tag};
 use super::PREFIX;
 use crate::reentry::Verdict;
@@ -35,18 +38,41 @@ pub enum Shape {
     Element,
 }
 
+/// Where one attribute stands in a complete tag: its key, and its value between
+/// the quotes (raw: entities not yet decoded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttrBounds {
+    /// The key, as byte offsets into the tag.
+    pub key: (usize, usize),
+    /// The value inside its quotes, as byte offsets into the tag.
+    pub value: (usize, usize),
+}
+
 /// What a probe read of a complete tag.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Probed {
     /// A tag without attributes, read whole.
     Tag(Tag),
-    /// An opener of `name` whose attribute list starts at byte `from` of the tag.
-    Attributes {
+    /// An opener of `name` with attributes, read as the probe recognized it (a
+    /// property test checks this against pest's reading of the `opener` rule).
+    Element {
         /// The structural name.
         name: Name,
-        /// Where the attribute list starts.
-        from: usize,
+        /// The attributes, in source order.
+        attrs: Vec<AttrBounds>,
+        /// `<... />`.
+        self_closing: bool,
     },
+}
+
+/// The value of attribute `key` of `tag`, entity-decoded; of several, the last
+/// wins (AX-3).
+pub fn attr_in<'t>(tag: &'t str, attrs: &[AttrBounds], key: &str) -> Option<Cow<'t, str>> {
+    attrs
+        .iter()
+        .rev()
+        .find(|a| &tag[a.key.0..a.key.1] == key)
+        .map(|a| decode(&tag[a.value.0..a.value.1]))
 }
 
 /// The structural tags of one mode.
@@ -89,8 +115,8 @@ pub struct TagProbe {
     name: Option<Name>,
     /// Where the name ends (the attributes, if any, follow).
     name_end: usize,
-    /// Whether an attribute key was seen (then pest reads the attributes).
-    attributes: bool,
+    /// The attributes read so far.
+    attrs: Vec<AttrBounds>,
     self_closing: bool,
 }
 
@@ -173,20 +199,21 @@ impl TagProbe {
             spellings: Spellings(0),
             name: None,
             name_end: 0,
-            attributes: false,
+            attrs: Vec::new(),
             self_closing: false,
         }
     }
 
     /// After `Complete`, what the probe read: the tag itself when it has no
-    /// attributes, else its closing flag and name, and where its attribute list
-    /// (which pest reads) starts.
-    pub fn read(&self) -> Option<Probed> {
+    /// attributes, else its name, attributes and self-closing slash. The recorded
+    /// attributes are handed over (a second call finds none).
+    pub fn read(&mut self) -> Option<Probed> {
         let name = self.name?;
-        if self.attributes {
-            return Some(Probed::Attributes {
+        if !self.attrs.is_empty() {
+            return Some(Probed::Element {
                 name,
-                from: self.name_end,
+                attrs: std::mem::take(&mut self.attrs),
+                self_closing: self.self_closing,
             });
         }
         Some(Probed::Tag(Tag {
@@ -273,18 +300,41 @@ impl TagProbe {
                 }
                 Gap | AfterValue if is_ws(b) => Gap,
                 Gap if is_key_byte(b) => {
-                    self.attributes = true;
+                    self.attrs.push(AttrBounds {
+                        key: (i, i),
+                        value: (i, i),
+                    });
                     Key
                 }
                 Gap | AfterValue => return Verdict::Rejected,
                 Key if is_key_byte(b) => Key,
-                Key | KeyGap if b == b'=' => Eq,
-                Key | KeyGap if is_ws(b) => KeyGap,
+                Key if b == b'=' || is_ws(b) => {
+                    if let Some(a) = self.attrs.last_mut() {
+                        a.key.1 = i;
+                    }
+                    if b == b'=' {
+                        Eq
+                    } else {
+                        KeyGap
+                    }
+                }
+                KeyGap if b == b'=' => Eq,
+                KeyGap if is_ws(b) => KeyGap,
                 Key | KeyGap => return Verdict::Rejected,
                 Eq if is_ws(b) => Eq,
-                Eq if b == b'"' || b == b'\'' => Quoted(b),
+                Eq if b == b'"' || b == b'\'' => {
+                    if let Some(a) = self.attrs.last_mut() {
+                        a.value = (i + 1, i + 1);
+                    }
+                    Quoted(b)
+                }
                 Eq => return Verdict::Rejected,
-                Quoted(q) if b == q => AfterValue,
+                Quoted(q) if b == q => {
+                    if let Some(a) = self.attrs.last_mut() {
+                        a.value.1 = i;
+                    }
+                    AfterValue
+                }
                 Quoted(_) if b == b'<' => return Verdict::Rejected,
                 Quoted(q) => {
                     // Skip to the closing quote or a `<` in one step.
@@ -409,9 +459,13 @@ mod tests {
             probe.resume(b"<invoke name='x'/>", 1024),
             Verdict::Complete(18)
         );
-        let read = Some(Probed::Attributes {
+        let read = Some(Probed::Element {
             name: Name::Invoke,
-            from: 7,
+            attrs: vec![AttrBounds {
+                key: (8, 12),
+                value: (14, 15),
+            }],
+            self_closing: true,
         });
         assert_eq!(probe.read(), read);
     }
@@ -431,6 +485,53 @@ mod agreement {
     use super::super::grammar::{parse_attributes, parse_tag};
     use super::*;
     use proptest::prelude::*;
+
+    /// What the probe read, as a whole [`Tag`]: attributes entity-decoded, in source
+    /// order, as pest's `parse_tag` gives them.
+    fn as_tag(text: &str, read: Option<Probed>) -> Option<Tag> {
+        match read? {
+            Probed::Tag(tag) => Some(tag),
+            Probed::Element {
+                name,
+                attrs,
+                self_closing,
+            } => Some(Tag {
+                closing: false,
+                name,
+                attrs: attrs
+                    .iter()
+                    .map(|a| {
+                        let key = text[a.key.0..a.key.1].to_string();
+                        (key, decode(&text[a.value.0..a.value.1]).into_owned())
+                    })
+                    .collect(),
+                self_closing,
+            }),
+        }
+    }
+
+    #[test]
+    fn attribute_lists_read_as_pest_reads_them() {
+        let lists = [
+            " name=\"p1\" id='&amp;'/>",
+            " name = 'a&lt;b' name=\"last\" >",
+            "\n name=\"\"\tx.y:z-w='v'>",
+            " tool_use_id=\"toolu_01\" />",
+        ];
+        for list in lists {
+            let text = format!("<invoke{list}");
+            let mut probe = TagProbe::new(EVERY_TAG);
+            assert_eq!(
+                probe.resume(text.as_bytes(), 1024),
+                Verdict::Complete(text.len()),
+                "{text}"
+            );
+            let read = as_tag(&text, probe.read());
+            assert_eq!(read, parse_tag(&text), "{text}");
+            let pest = parse_attributes(list).map(|(attrs, _)| attrs);
+            assert_eq!(read.map(|t| t.attrs), pest, "{text}");
+        }
+    }
 
     /// Every name as an element opener and as a closer: the widest mode, which is
     /// what the `tag` rule of the grammar accepts.
@@ -493,12 +594,7 @@ mod agreement {
             if let Verdict::Complete(n) = verdict {
                 let pest = parse_tag(&text[..n]);
                 prop_assert!(pest.is_some(), "probe completed {:?}, pest refused", &text[..n]);
-                let read = match probe.read() {
-                    Some(Probed::Tag(tag)) => Some(tag),
-                    Some(Probed::Attributes { name, from }) => parse_attributes(&text[from..n])
-                        .map(|(attrs, self_closing)| Tag { closing: false, name, attrs, self_closing }),
-                    None => None,
-                };
+                let read = as_tag(&text[..n], probe.read());
                 prop_assert_eq!(read, pest);
             }
             if parse_tag(&text).is_some() {
@@ -514,7 +610,11 @@ mod agreement {
                 }
             }
             prop_assert_eq!(seen, verdict);
-            prop_assert_eq!(stepwise.read(), probe.read());
+            if let Verdict::Complete(n) = verdict {
+                let mut whole = TagProbe::new(EVERY_TAG);
+                whole.resume(text.as_bytes(), 1024);
+                prop_assert_eq!(as_tag(&text[..n], stepwise.read()), as_tag(&text[..n], whole.read()));
+            }
         }
     }
 }

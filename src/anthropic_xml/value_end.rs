@@ -133,7 +133,7 @@ impl ValueEndProbe {
     }
 
     /// After `Complete`, the closer as the probe read it.
-    pub fn read(&self) -> Option<Probed> {
+    pub fn read(&mut self) -> Option<Probed> {
         self.closer.read()
     }
 
