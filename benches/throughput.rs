@@ -116,6 +116,56 @@ fn floor_run(input: &[u8], chunk: usize) -> usize {
     count(Stream::new(Floor), input, chunk)
 }
 
+/// Below the floor: no parser at all. Each chunk is checked as UTF-8 (a partial
+/// character at a chunk's end is carried to the next) and lent, as borrowed text
+/// with its span, to a callback. This bounds what any API that emits per feed
+/// could reach, even one that lends its events instead of building them.
+fn bare_run(input: &[u8], chunk: usize) -> usize {
+    #[inline(never)]
+    fn lend(
+        carry: &mut Vec<u8>,
+        offset: &mut usize,
+        bytes: &[u8],
+        f: &mut impl FnMut(&str, usize),
+    ) {
+        let owned;
+        let bytes = if carry.is_empty() {
+            bytes
+        } else {
+            carry.extend_from_slice(bytes);
+            owned = std::mem::take(carry);
+            &owned[..]
+        };
+        let valid = if bytes.len() <= 64 && bytes.is_ascii() {
+            // SAFETY: every byte is ASCII, so the slice is valid UTF-8 (the same
+            // shortcut the re-entry layer takes).
+            unsafe { std::str::from_utf8_unchecked(bytes) }
+        } else {
+            match std::str::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    // The generated inputs are valid UTF-8: only a character split
+                    // at the chunk's end is left over.
+                    if e.error_len().is_none() {
+                        carry.extend_from_slice(&bytes[e.valid_up_to()..]);
+                    }
+                    std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default()
+                }
+            }
+        };
+        if !valid.is_empty() {
+            f(valid, *offset);
+        }
+        *offset += valid.len();
+    }
+    let (mut carry, mut offset, mut n) = (Vec::new(), 0, 0usize);
+    let mut sink = |text: &str, at: usize| n = n.wrapping_add(text.len() ^ at);
+    for piece in input.chunks(chunk.max(1)) {
+        lend(&mut carry, &mut offset, piece, &mut sink);
+    }
+    n
+}
+
 struct Bench {
     min: Duration,
     /// Divides every input size (quick runs).
@@ -357,6 +407,11 @@ fn main() {
         "floor: the re-entry layer alone, one event per feed (prose)",
         &sections_prose(size, 1),
         floor_run,
+    );
+    bench.throughput(
+        "no parser: UTF-8 check and a callback lent the text, per feed (prose)",
+        &sections_prose(size, 1),
+        bare_run,
     );
 
     println!("\n## Pathological inputs (whole document and 1-byte chunks)\n");
