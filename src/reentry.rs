@@ -77,6 +77,98 @@ pub fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
     }
 }
 
+/// A dialect whose markup starts at `<` and is recognized by a resumable probe
+/// (sections, anthropic-xml). [`scan_tags`] runs the loop these share: find the next
+/// `<`, probe the candidate there as more text arrives, emit the text between tags
+/// in the current mode, and rescan after a `<` that turned out to be text.
+pub trait TagScanner {
+    /// The events the dialect emits.
+    type Event;
+
+    /// Resumes the active probe on `unit`, which starts at its `<`; `None` when no
+    /// probe is active. At `eof` every candidate is decided.
+    fn probe_resume(&mut self, unit: &str, eof: bool) -> Option<Verdict>;
+
+    /// Starts a probe on the candidate at a `<`.
+    fn probe_start(&mut self);
+
+    /// Drops the active probe: its candidate was rejected.
+    fn probe_reject(&mut self);
+
+    /// Ends the active probe on the complete candidate `tag` (at absolute `start`)
+    /// and acts on it; false when it is not markup here, and then its `<` is text.
+    fn probe_take(&mut self, tag: &str, start: usize, out: &mut Vec<Self::Event>) -> bool;
+
+    /// Emits `text` (at absolute `start`, possibly empty) as text of the current mode.
+    fn emit_text(&mut self, text: &str, start: usize, out: &mut Vec<Self::Event>);
+
+    /// How much of `run`, the text that ends what is pending, may be emitted before
+    /// more input comes: all of it unless the mode must not split something there.
+    fn emittable(&self, run: &str) -> usize {
+        run.len()
+    }
+
+    /// End of input, after every byte has been emitted; `end` is the input's length.
+    fn end_of_input(&mut self, end: usize, out: &mut Vec<Self::Event>);
+}
+
+/// [`Machine::advance`] for a [`TagScanner`].
+pub fn scan_tags<S: TagScanner>(
+    scanner: &mut S,
+    pending: &str,
+    base: usize,
+    eof: bool,
+    out: &mut Vec<S::Event>,
+) -> usize {
+    let bytes = pending.as_bytes();
+    // `run` is where the current run of mode text began; `at` the scan position.
+    let mut run = 0;
+    let mut at = 0;
+    loop {
+        match scanner.probe_resume(&pending[at..], eof) {
+            None => {}
+            Some(Verdict::NeedMore) => {
+                scanner.emit_text(&pending[run..at], base + run, out);
+                return at;
+            }
+            Some(Verdict::Complete(len)) => {
+                // The run before the tag belongs to the mode before it.
+                scanner.emit_text(&pending[run..at], base + run, out);
+                run = at;
+                if scanner.probe_take(&pending[at..at + len], base + at, out) {
+                    at += len;
+                    run = at;
+                } else {
+                    at += 1;
+                }
+            }
+            Some(Verdict::Rejected) => {
+                // Not a tag: the `<` is text of this mode; scan on after it.
+                scanner.probe_reject();
+                at += 1;
+            }
+        }
+        match find_byte(b'<', &bytes[at..]) {
+            None => {
+                let end = if eof {
+                    pending.len()
+                } else {
+                    run + scanner.emittable(&pending[run..])
+                };
+                scanner.emit_text(&pending[run..end], base + run, out);
+                if eof {
+                    scanner.end_of_input(base + pending.len(), out);
+                }
+                return end;
+            }
+            Some(k) => {
+                at += k;
+                scanner.probe_start();
+            }
+        }
+    }
+}
+
 /// Chunks up to this size get the inline ASCII check before UTF-8 validation.
 const SMALL_CHUNK: usize = 64;
 

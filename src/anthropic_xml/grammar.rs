@@ -3,9 +3,11 @@
 // Generated code: pest adds an undocumented `EOI` variant and `Rule::all_rules`.
 #![allow(missing_docs)]
 
+#[cfg(test)]
 use pest::Parser as _;
 use pest_derive::Parser;
 
+#[cfg(test)]
 use super::entities::decode;
 
 /// Parses one complete structural tag (rule `tag`).
@@ -27,6 +29,7 @@ pub enum Name {
 
 impl Name {
     /// Every name with its spelling.
+    #[cfg(test)]
     pub const ALL: [(Name, &'static str); 7] = [
         (Name::Thinking, "thinking"),
         (Name::FunctionCalls, "function_calls"),
@@ -38,6 +41,7 @@ impl Name {
     ];
 
     /// The name spelled `text`, if it is one.
+    #[cfg(test)]
     pub fn from_spelling(text: &str) -> Option<Name> {
         Name::ALL.iter().find(|(_, s)| *s == text).map(|(n, _)| *n)
     }
@@ -63,17 +67,11 @@ pub struct Tag {
     pub closing: bool,
     /// The structural name.
     pub name: Name,
-    /// Attributes in source order, values entity-decoded (see [`Tag::attr`]).
+    /// Attributes in source order, values entity-decoded (none in a probe's
+    /// reading: an opener with attributes is read as [`super::probe::Probed::Element`]).
     pub attrs: Vec<(String, String)>,
     /// `<... />`.
     pub self_closing: bool,
-}
-
-impl Tag {
-    /// The value of attribute `key`; of several, the last wins (AX-3).
-    pub fn attr(&self, key: &str) -> Option<&str> {
-        attr_value(&self.attrs, key)
-    }
 }
 
 /// Parses the attribute list of an opener (everything after its name, `>`
@@ -101,15 +99,7 @@ pub fn parse_attributes(text: &str) -> Attributes {
 #[cfg(test)]
 pub type Attributes = Option<(Vec<(String, String)>, bool)>;
 
-/// The value of attribute `key` in a list; of several, the last wins (AX-3).
-pub fn attr_value<'a>(attrs: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    attrs
-        .iter()
-        .rev()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
+#[cfg(test)]
 fn attribute(pair: pest::iterators::Pair<'_, Rule>) -> Option<(String, String)> {
     let mut inner = pair.into_inner();
     let key = inner.next()?.as_str().to_string();
@@ -122,7 +112,9 @@ fn attribute(pair: pest::iterators::Pair<'_, Rule>) -> Option<(String, String)> 
     Some((key, decode(value).into_owned()))
 }
 
-/// Parses a complete tag with pest; `None` when it is not one.
+/// Parses a complete tag with pest; `None` when it is not one. The oracle the
+/// probe's reading of tags is tested against.
+#[cfg(test)]
 pub fn parse_tag(text: &str) -> Option<Tag> {
     let pair = AnthropicXmlGrammar::parse(Rule::tag, text).ok()?.next()?;
     let closing = pair.as_rule() == Rule::closer;

@@ -7,12 +7,12 @@ use indexmap::IndexMap;
 
 use super::entities;
 use super::event::Event;
-use super::grammar::{parse_tag, Name};
+use super::grammar::Name;
 use super::options::{Options, OptionsProblem};
 use super::probe::{attr_in, Allowed, Probed, Shape, TagProbe};
 use super::typing::typed_input;
 use super::value_end::ValueEndProbe;
-use crate::reentry::{Machine, Verdict};
+use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
 
 /// Where the machine stands (AX-5).
@@ -135,7 +135,7 @@ impl AnthropicXmlMachine {
     }
 
     /// Emits the bytes of a run as the current mode's text.
-    fn emit_run(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+    fn emit_mode_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
         }
@@ -182,21 +182,6 @@ impl AnthropicXmlMachine {
         out.push(event);
     }
 
-    fn resume_probe(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
-        let max = self.options.max_tag_bytes;
-        let verdict = match self.probe.as_mut()? {
-            Probe::Tag(p) => p.resume(unit.as_bytes(), max),
-            Probe::ValueEnd(p) => match p.resume(unit.as_bytes(), max) {
-                Verdict::NeedMore if eof => p.at_end(),
-                v => v,
-            },
-        };
-        Some(match verdict {
-            Verdict::NeedMore if eof => Verdict::Rejected,
-            v => v,
-        })
-    }
-
     fn end_param(&mut self, closed: bool, span: Span, out: &mut Vec<Event>) {
         let name = std::mem::take(&mut self.call.param);
         let value = std::mem::take(&mut self.call.value);
@@ -227,33 +212,19 @@ impl AnthropicXmlMachine {
 
     /// Acts on a complete tag; false when it is not structure here (then it is text).
     /// `probed` is what the probe read of it.
-    fn take_tag(
-        &mut self,
-        text: &str,
-        probed: Option<Probed>,
-        start: usize,
-        out: &mut Vec<Event>,
-    ) -> bool {
+    fn take_tag(&mut self, text: &str, probed: Probed, start: usize, out: &mut Vec<Event>) -> bool {
         // The probe read the tag as it recognized it (a property test holds it to
         // pest's reading of the grammar). Only `name` and `tool_use_id` are used.
         let (closing, name, self_closing, name_attr, id_attr) = match probed {
-            Some(Probed::Tag(tag)) => (tag.closing, tag.name, tag.self_closing, None, None),
-            Some(Probed::Element {
+            Probed::Tag(tag) => (tag.closing, tag.name, tag.self_closing, None, None),
+            Probed::Element {
                 name,
                 attrs,
                 self_closing,
-            }) => {
+            } => {
                 let name_attr = attr_in(text, &attrs, "name").map(CompactString::from);
                 let id_attr = attr_in(text, &attrs, "tool_use_id").map(Cow::into_owned);
                 (false, name, self_closing, name_attr, id_attr)
-            }
-            None => {
-                let Some(tag) = parse_tag(text) else {
-                    return false;
-                };
-                let name_attr = tag.attr("name").map(CompactString::from);
-                let id_attr = tag.attr("tool_use_id").map(str::to_string);
-                (tag.closing, tag.name, tag.self_closing, name_attr, id_attr)
             }
         };
         let span = Span::new(start, start + text.len());
@@ -440,62 +411,62 @@ impl AnthropicXmlMachine {
     }
 }
 
+impl TagScanner for AnthropicXmlMachine {
+    type Event = Event;
+
+    fn probe_resume(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
+        let max = self.options.max_tag_bytes;
+        let verdict = match self.probe.as_mut()? {
+            Probe::Tag(p) => p.resume(unit.as_bytes(), max),
+            Probe::ValueEnd(p) => match p.resume(unit.as_bytes(), max) {
+                Verdict::NeedMore if eof => p.at_end(),
+                v => v,
+            },
+        };
+        Some(match verdict {
+            Verdict::NeedMore if eof => Verdict::Rejected,
+            v => v,
+        })
+    }
+
+    fn probe_start(&mut self) {
+        self.probe = Some(self.new_probe());
+    }
+
+    fn probe_reject(&mut self) {
+        self.probe = None;
+    }
+
+    fn probe_take(&mut self, tag: &str, start: usize, out: &mut Vec<Event>) -> bool {
+        let probed = match self.probe.take() {
+            Some(Probe::Tag(mut p)) => p.read(),
+            Some(Probe::ValueEnd(mut p)) => p.read(),
+            None => None,
+        };
+        probed.is_some_and(|probed| self.take_tag(tag, probed, start, out))
+    }
+
+    fn emit_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        self.emit_mode_text(text, start, out);
+    }
+
+    fn emittable(&self, run: &str) -> usize {
+        match self.mode {
+            // Never split an entity between two deltas (AX-21).
+            Mode::Content { .. } => entities::safe_end(run),
+            _ => run.len(),
+        }
+    }
+
+    fn end_of_input(&mut self, end: usize, out: &mut Vec<Event>) {
+        self.close_all(end, out);
+    }
+}
+
 impl Machine for AnthropicXmlMachine {
     type Event = Event;
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
-        let bytes = pending.as_bytes();
-        // `run` is where the current run of mode text began; `at` the scan position.
-        let mut run = 0;
-        let mut at = 0;
-        loop {
-            if self.probe.is_some() {
-                match self.resume_probe(&pending[at..], eof) {
-                    Some(Verdict::NeedMore) => {
-                        self.emit_run(&pending[run..at], base + run, out);
-                        return at;
-                    }
-                    Some(Verdict::Complete(len)) => {
-                        let tag = match self.probe.take() {
-                            Some(Probe::Tag(mut p)) => p.read(),
-                            Some(Probe::ValueEnd(mut p)) => p.read(),
-                            None => None,
-                        };
-                        // The run before the tag belongs to the mode before it.
-                        self.emit_run(&pending[run..at], base + run, out);
-                        run = at;
-                        if self.take_tag(&pending[at..at + len], tag, base + at, out) {
-                            at += len;
-                            run = at;
-                        } else {
-                            at += 1;
-                        }
-                    }
-                    _ => {
-                        // Not a tag: the `<` is text of this mode; scan on after it.
-                        self.probe = None;
-                        at += 1;
-                    }
-                }
-            }
-            match crate::reentry::find_byte(b'<', &bytes[at..]) {
-                None => {
-                    let end = match self.mode {
-                        // Never split an entity between two deltas (AX-21).
-                        Mode::Content { .. } if !eof => run + entities::safe_end(&pending[run..]),
-                        _ => pending.len(),
-                    };
-                    self.emit_run(&pending[run..end], base + run, out);
-                    if eof {
-                        self.close_all(base + pending.len(), out);
-                    }
-                    return end;
-                }
-                Some(k) => {
-                    at += k;
-                    self.probe = Some(self.new_probe());
-                }
-            }
-        }
+        scan_tags(self, pending, base, eof, out)
     }
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::attrs::Attrs;
 use super::options::{Options, OptionsProblem, Registry};
 use super::probe::{AttrBounds, CloserProbe, OpenerProbe};
-use crate::reentry::{Machine, Verdict};
+use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
 
 /// An event of the sections dialect. Serialized with a `"type"` in snake_case.
@@ -101,8 +101,28 @@ impl SectionMachine {
     pub fn hold_back_bound(&self) -> usize {
         self.max_tag_bytes + 3
     }
+}
 
-    fn emit_run(&self, text: &str, start: usize, out: &mut Vec<Event>) {
+/// The attributes of a complete opener from the bounds its probe recorded (SEC-5),
+/// built in `scratch`.
+pub(super) fn attributes(
+    scratch: &mut Vec<(CompactString, CompactString)>,
+    tag: &str,
+    bounds: &[AttrBounds],
+) -> Attrs {
+    Attrs::from_pairs_in(
+        scratch,
+        bounds.iter().map(|a| {
+            let value = a.value.map_or("", |(from, to)| &tag[from..to]);
+            (&tag[a.key.0..a.key.1], value)
+        }),
+    )
+}
+
+impl TagScanner for SectionMachine {
+    type Event = Event;
+
+    fn emit_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
         }
@@ -114,8 +134,7 @@ impl SectionMachine {
         });
     }
 
-    /// Resumes the active probe on `unit`; `None` when no probe is active.
-    fn resume_probe(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
+    fn probe_resume(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
         let bytes = unit.as_bytes();
         let verdict = match self.probe.as_mut()? {
             Probe::Opener(p) => p.resume(bytes, &self.registry, self.max_tag_bytes),
@@ -130,12 +149,21 @@ impl SectionMachine {
         })
     }
 
-    /// Acts on a complete tag that `probe` delimited; returns false if it is not a
-    /// tag of the current mode (then its `<` is text).
-    fn take_tag(&mut self, tag: &str, start: usize, probe: Probe, out: &mut Vec<Event>) -> bool {
+    fn probe_start(&mut self) {
+        self.probe = Some(match self.open {
+            None => Probe::Opener(OpenerProbe::new()),
+            Some(_) => Probe::Closer(CloserProbe::new()),
+        });
+    }
+
+    fn probe_reject(&mut self) {
+        self.probe = None;
+    }
+
+    fn probe_take(&mut self, tag: &str, start: usize, out: &mut Vec<Event>) -> bool {
         let span = Span::new(start, start + tag.len());
-        match (self.open, probe) {
-            (None, Probe::Opener(probe)) => {
+        match (self.open, self.probe.take()) {
+            (None, Some(Probe::Opener(probe))) => {
                 let Some(section) = probe.section() else {
                     return false;
                 };
@@ -170,7 +198,7 @@ impl SectionMachine {
                 }
                 true
             }
-            (Some(section), Probe::Closer(_)) => {
+            (Some(section), Some(Probe::Closer(_))) => {
                 // The closer probe is an exact recognizer of the `closer` rule (a test
                 // checks they agree), and a closer carries nothing to extract.
                 let name = self.registry.names[section].clone();
@@ -185,87 +213,23 @@ impl SectionMachine {
             _ => false,
         }
     }
-}
 
-/// The attributes of a complete opener from the bounds its probe recorded (SEC-5),
-/// built in `scratch`.
-pub(super) fn attributes(
-    scratch: &mut Vec<(CompactString, CompactString)>,
-    tag: &str,
-    bounds: &[AttrBounds],
-) -> Attrs {
-    Attrs::from_pairs_in(
-        scratch,
-        bounds.iter().map(|a| {
-            let value = a.value.map_or("", |(from, to)| &tag[from..to]);
-            (&tag[a.key.0..a.key.1], value)
-        }),
-    )
+    fn end_of_input(&mut self, end: usize, out: &mut Vec<Event>) {
+        if let Some(section) = self.open.take() {
+            let name = self.registry.names[section].clone();
+            out.push(Event::SectionEnd {
+                name,
+                closed: false,
+                span: Span::empty(end),
+            });
+        }
+    }
 }
 
 impl Machine for SectionMachine {
     type Event = Event;
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
-        let bytes = pending.as_bytes();
-        // `run` is where the current text/content run began; `at` the scan position.
-        let mut run = 0;
-        let mut at = 0;
-        loop {
-            if self.probe.is_some() {
-                match self.resume_probe(&pending[at..], eof) {
-                    Some(Verdict::NeedMore) => {
-                        self.emit_run(&pending[run..at], base + run, out);
-                        return at;
-                    }
-                    Some(Verdict::Complete(len)) => {
-                        // The run before the tag belongs to the mode before it.
-                        self.emit_run(&pending[run..at], base + run, out);
-                        run = at;
-                        let taken = match self.probe.take() {
-                            Some(probe) => {
-                                self.take_tag(&pending[at..at + len], base + at, probe, out)
-                            }
-                            None => false,
-                        };
-                        if taken {
-                            at += len;
-                            run = at;
-                        } else {
-                            at += 1;
-                        }
-                    }
-                    _ => {
-                        // Rejected: the `<` is text or content; keep scanning after it.
-                        self.probe = None;
-                        at += 1;
-                    }
-                }
-            }
-            match crate::reentry::find_byte(b'<', &bytes[at..]) {
-                None => {
-                    self.emit_run(&pending[run..], base + run, out);
-                    if eof {
-                        if let Some(section) = self.open.take() {
-                            let end = base + pending.len();
-                            let name = self.registry.names[section].clone();
-                            out.push(Event::SectionEnd {
-                                name,
-                                closed: false,
-                                span: Span::empty(end),
-                            });
-                        }
-                    }
-                    return pending.len();
-                }
-                Some(k) => {
-                    at += k;
-                    self.probe = Some(match self.open {
-                        None => Probe::Opener(OpenerProbe::new()),
-                        Some(_) => Probe::Closer(CloserProbe::new()),
-                    });
-                }
-            }
-        }
+        scan_tags(self, pending, base, eof, out)
     }
 }
