@@ -78,7 +78,8 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Loads every case under `root` (the `conformance/` folder), optionally only one
-/// dialect's. Folders without `.txt` files (such as `schema/`) are not dialects.
+/// dialect's. Each folder is a dialect; files beside them (the README, `VERSION`,
+/// the JSON Schemas) are not cases.
 pub fn load(root: &Path, only: Option<&str>) -> Result<Vec<Result<Case, LoadError>>, String> {
     if !root.is_dir() {
         return Err(format!("no conformance folder at {}", root.display()));

@@ -1,4 +1,4 @@
-//! The JSON Schemas under `conformance/schema/`: they match the Rust types, and every
+//! The JSON Schemas in `conformance/` (`<dialect>.*.schema.json`): they match the Rust types, and every
 //! expected document and options file of the corpus validates against them.
 //!
 //! `IDIOLECT_WRITE_SCHEMAS=1 cargo test --test schema` rewrites the schema files from
@@ -16,8 +16,10 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance")
 }
 
+/// Where the schema files live: beside the dialect folders, so that no folder of the
+/// corpus is anything but a dialect.
 fn schema_dir() -> PathBuf {
-    corpus().join("schema")
+    corpus()
 }
 
 /// The schema files of `dialect` with their contents, as generated from the types.
@@ -54,7 +56,7 @@ fn schema_files_match_the_types() {
                 continue;
             }
             if write {
-                fs::create_dir_all(schema_dir()).expect("create conformance/schema");
+                fs::create_dir_all(schema_dir()).expect("create conformance/");
                 fs::write(&path, &text).expect("write a schema file");
                 eprintln!("wrote {}", relative(&path));
             } else {
