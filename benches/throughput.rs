@@ -51,11 +51,17 @@ fn axml_run(input: &[u8], chunk: usize) -> usize {
 }
 
 fn kindaxml_run(input: &[u8], chunk: usize) -> usize {
-    count(
-        kindaxml::Parser::with_options(&kindaxml::Options::default()).expect("options"),
-        input,
-        chunk,
-    )
+    kindaxml_with(kindaxml::Options::default())(input, chunk)
+}
+
+fn kindaxml_with(options: kindaxml::Options) -> impl Fn(&[u8], usize) -> usize {
+    move |input, chunk| {
+        count(
+            kindaxml::Parser::with_options(&options).expect("options"),
+            input,
+            chunk,
+        )
+    }
 }
 
 fn plurnk_run(input: &[u8], chunk: usize) -> usize {
@@ -440,17 +446,10 @@ fn main() {
     bench.pathological(
         "kindaxml: one tag with 100k attributes (keys repeat)",
         &kindaxml_many_attributes(100_000 / bench.scale),
-        |input, chunk| {
-            let options = kindaxml::Options {
-                max_tag_bytes: 4 << 20,
-                ..Default::default()
-            };
-            count(
-                kindaxml::Parser::with_options(&options).expect("options"),
-                input,
-                chunk,
-            )
-        },
+        kindaxml_with(kindaxml::Options {
+            max_tag_bytes: 4 << 20,
+            ..Default::default()
+        }),
     );
     bench.pathological(
         "anthropic-xml: 1 MB parameter value",

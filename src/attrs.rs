@@ -14,6 +14,9 @@ use indexmap::IndexMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+/// The most attributes' room a reused list keeps between tags.
+const KEEP_CAPACITY: usize = 64;
+
 /// The attributes of a tag: `(key, value)` in source order, each key once (how
 /// duplicates were resolved is the dialect's rule). Serialized as a JSON object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,14 +34,18 @@ impl<V> AttrList<V> {
         Self::default()
     }
 
-    /// The attributes of `list`, taken in order (the list is left empty and keeps
-    /// its capacity, so a caller can reuse it). Keys are expected to be distinct.
+    /// The attributes of `list`, taken in order. The list is left empty for the
+    /// caller to reuse: it keeps room for a usual tag's attributes, but not the room
+    /// a huge tag needed. Keys are expected to be distinct.
     pub fn take(list: &mut Vec<(CompactString, V)>) -> Self {
         if list.is_empty() {
-            AttrList(None)
-        } else {
-            AttrList(Some(list.drain(..).collect()))
+            return AttrList(None);
         }
+        let attrs = AttrList(Some(list.drain(..).collect()));
+        if list.capacity() > KEEP_CAPACITY {
+            *list = Vec::new();
+        }
+        attrs
     }
 
     fn entries(&self) -> &[(CompactString, V)] {
@@ -128,6 +135,19 @@ impl KeyIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reused_list_keeps_a_usual_tags_room_but_not_a_huge_ones() {
+        let mut list: Vec<(CompactString, u8)> = Vec::new();
+        list.extend((0..3).map(|i| (CompactString::from(format!("k{i}")), i)));
+        let room = list.capacity();
+        assert_eq!(AttrList::take(&mut list).len(), 3);
+        assert!(list.is_empty());
+        assert_eq!(list.capacity(), room);
+        list.extend((0..200).map(|i| (CompactString::from(format!("k{i}")), 0)));
+        assert_eq!(AttrList::take(&mut list).len(), 200);
+        assert!(list.capacity() <= KEEP_CAPACITY);
+    }
 
     #[test]
     fn key_index_finds_keys_in_short_and_long_lists() {

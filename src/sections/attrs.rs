@@ -9,9 +9,6 @@ use crate::attrs::{AttrList, KeyIndex};
 /// position). Serialized as a JSON object.
 pub type Attrs = AttrList<CompactString>;
 
-/// The most attributes' room a scratch list keeps between openers.
-const KEEP_CAPACITY: usize = 64;
-
 impl AttrList<CompactString> {
     /// Builds the attributes of a section opener from `(key, value)` pairs in source
     /// order: keys are lowercased, and a repeated key keeps its first position and
@@ -36,12 +33,7 @@ impl AttrList<CompactString> {
                 None => scratch.push((key, value.into())),
             }
         }
-        let attrs = AttrList::take(scratch);
-        if scratch.capacity() > KEEP_CAPACITY {
-            // Do not hold on to the room a huge opener needed.
-            *scratch = Vec::new();
-        }
-        attrs
+        AttrList::take(scratch)
     }
 }
 
