@@ -64,6 +64,10 @@ pub enum Command {
         /// With --port: also send each input as chunks, under the port schedule.
         #[arg(long, requires = "port")]
         chunks: bool,
+        /// With --port: compare object keys in order too (the in-process runner always
+        /// does), so the source-order rules are checked on the port.
+        #[arg(long, requires = "port")]
+        ordered: bool,
         /// Case names (`dialect::case`) a port is known to fail, one per line.
         #[arg(long, value_name = "FILE")]
         skip: Option<PathBuf>,
