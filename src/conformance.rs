@@ -326,24 +326,34 @@ pub fn document_mismatch(label: &str, case: &Case, got: &Value) -> String {
     )
 }
 
-/// A session that stops folding (as `idiolect stream` does) must report the same
-/// cleanliness as one that folds the whole document.
+/// A session that stops folding (as `idiolect stream` does) and the whole-document
+/// path (as `idiolect parse` uses it) must report the same cleanliness, and the same
+/// document, as one that folds every event it emits.
 fn check_clean_without_document(case: &Case, open: Opener) -> Result<(), String> {
     let mut verdicts = Vec::new();
-    for fold in [true, false] {
+    for path in ["events folded", "events not folded", "whole-document path"] {
         let mut session = open(case)?;
-        if !fold {
-            session.stop_folding();
-        }
         let mut events = Vec::new();
-        session.feed(&case.input, &mut events);
+        match path {
+            "events not folded" => {
+                session.stop_folding();
+                session.feed(&case.input, &mut events);
+            }
+            "whole-document path" => session.feed_folding(&case.input),
+            _ => session.feed(&case.input, &mut events),
+        }
         session.finish(&mut events);
-        verdicts.push(session.is_clean());
+        if path == "whole-document path"
+            && !same(&case.expected, &session.document(), KeyOrder::Ordered)
+        {
+            return Err(document_mismatch(path, case, &session.document()));
+        }
+        verdicts.push((path, session.is_clean()));
     }
-    if verdicts[0] != verdicts[1] {
+    if let Some((path, clean)) = verdicts.iter().find(|(_, c)| *c != verdicts[0].1) {
         return Err(format!(
-            "is_clean is {} with the document folded but {} without it",
-            verdicts[0], verdicts[1]
+            "is_clean is {} with the events folded but {clean} on the {path}",
+            verdicts[0].1
         ));
     }
     Ok(())

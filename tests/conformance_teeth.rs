@@ -210,3 +210,25 @@ fn swapping_two_attributes_in_an_expected_document_makes_its_case_fail() {
     }
     assert!(swapped >= 10, "only {swapped} cases have two ordered keys");
 }
+
+#[test]
+fn a_registered_dialect_without_cases_is_reported() {
+    let without_plurnk: Vec<_> = conformance::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance"),
+        None,
+    )
+    .expect("the corpus loads")
+    .into_iter()
+    .filter(|c| c.as_ref().map_or(true, |c| c.dialect != "plurnk"))
+    .collect();
+    assert_eq!(
+        conformance::dialects_without_cases(&without_plurnk),
+        ["plurnk"]
+    );
+    let all = conformance::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance"),
+        None,
+    )
+    .expect("the corpus loads");
+    assert!(conformance::dialects_without_cases(&all).is_empty());
+}
