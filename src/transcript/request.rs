@@ -975,15 +975,14 @@ fn anthropic(
             ));
         }
     }
-    let first = tools
-        .as_deref()
-        .map(|t| (t, "tools"))
-        .or(prefix.map(|p| (p, "context_prefix")));
-    if let Some((text, location)) = first {
-        if headers
+    // Both stand at the start of a line: the prompt's, or the one after the tools.
+    let reads = |t: &str| {
+        headers
             .iter()
-            .any(|h| !h.is_empty() && text.starts_with(h.as_str()))
-        {
+            .any(|h| !h.is_empty() && t.starts_with(h.as_str()))
+    };
+    for (text, location) in [(tools.as_deref(), "tools"), (prefix, "context_prefix")] {
+        if text.is_some_and(reads) {
             return Err(refuse(RenderCode::ReadsAsHeader, location));
         }
     }
@@ -1012,7 +1011,8 @@ fn anthropic(
             }
         };
         let label = options.label(options.name_of(&m.speaker));
-        let line = line_of(&label, text);
+        let label = label.trim_end();
+        let line = line_of(label, text);
         let user_side: Vec<&Block> = m
             .blocks
             .iter()
@@ -1069,7 +1069,7 @@ fn anthropic(
             });
         }
     }
-    let mut open = options.label(&options.assistant);
+    let mut open = options.label(&options.assistant).trim_end().to_string();
     if options.thinking {
         open.push_str(" <thinking>");
     }
