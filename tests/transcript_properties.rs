@@ -309,6 +309,7 @@ fn options_under_test() -> Vec<serde_json::Value> {
         json!({"mode": "scan", "stop": ["\nUser:"], "structure_aware": true}),
         json!({"mode": "scan", "format": "completions", "participants": ["Alice", "Claude"], "assistant": "Claude"}),
         json!({"mode": "render", "format": "participants"}),
+        json!({"mode": "request", "request": {"formatter": "chatml"}}),
     ]
 }
 
@@ -348,7 +349,7 @@ proptest! {
             ],
             0..24,
         ),
-        which in 0usize..10,
+        which in 0usize..11,
         chunk in 1usize..9,
     ) {
         let input = parts.concat();

@@ -270,7 +270,7 @@ fn pretty<T: Serialize>(value: &T) -> String {
 /// The transcript dialect for the dynamic layer.
 pub const DIALECT: session::Dialect = session::Dialect {
     name: "transcript",
-    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop",
+    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop, build provider requests",
     open,
     render: Some(render_entry),
     schemas: session::schemas::<Options, Document>,

@@ -586,8 +586,8 @@ enum TextStyle {
     Completions,
 }
 
-/// The text of a message's blocks (TR-96); images are never text. `Err` is the
-/// index of a tool-call run that would not parse back.
+/// The text of a message's blocks (TR-96); images are never text. `Err` when a
+/// run of tool calls would not parse back as anthropic-xml.
 fn message_text(blocks: &[Block], style: TextStyle) -> Result<String, ()> {
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
@@ -707,6 +707,23 @@ fn stem(token: &str) -> String {
 }
 
 /// Builds the request (TR-94 to TR-106).
+///
+/// ```
+/// use idiolect::transcript::{build_request, RequestInput, RequestOptions};
+/// let input: RequestInput = serde_json::from_str(
+///     r#"{"messages": [{"speaker": "Alice", "content": "Hi", "cache_marker": true}]}"#,
+/// ).unwrap();
+/// let options = RequestOptions {
+///     assistant: "Claude".into(),
+///     prompt_caching: true,
+///     ..RequestOptions::default()
+/// };
+/// let request = build_request(&input, &options).unwrap();
+/// assert_eq!(request.assistant_prefill.as_deref(), Some("Alice: Hi\nClaude:"));
+/// assert_eq!(request.stop_sequences, ["\nAlice:"]);
+/// // The marked message ends the first text block, which carries the cache mark.
+/// assert!(request.messages[1].content[0].cache_control.is_some());
+/// ```
 pub fn build_request(
     input: &RequestInput,
     options: &RequestOptions,
@@ -1419,5 +1436,59 @@ impl Fold<RequestEvent> for RequestFolder {
 
     fn marks_unclean(event: &RequestEvent) -> bool {
         matches!(event, RequestEvent::RequestError { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_cut_special_tokens_at_their_first_closer() {
+        assert_eq!(stem("<|im_start|>user\n"), "<|im_start|>");
+        assert_eq!(stem("<|end|>"), "<|end|>");
+        assert_eq!(stem("</s>\n"), "</s>");
+    }
+
+    #[test]
+    fn a_header_counts_only_when_it_starts_inside_the_text() {
+        let headers = vec!["\nBob:".to_string()];
+        assert!(!cuts("Hi", "\nBob:", &headers));
+        assert!(cuts("Hi\nBob: x", "\n", &headers));
+        // Text ending in a partial header, completed by what follows.
+        let eot = vec!["<|eot|>".to_string()];
+        assert!(cuts("x<|eo", "t|><|eot|>", &eot));
+        assert!(!cuts("x<|eo", "<|eot|>", &eot));
+    }
+
+    #[test]
+    fn string_content_is_one_text_block_and_unknown_block_keys_are_refused() {
+        let m: RequestMessage =
+            serde_json::from_str(r#"{"speaker": "A", "content": "x"}"#).unwrap();
+        assert_eq!(m.content.blocks(), vec![Block::Text { text: "x".into() }]);
+        let bad = serde_json::from_str::<RequestMessage>(
+            r#"{"speaker": "A", "content": [{"type": "text", "text": "x", "extra": 1}]}"#,
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn marks_cut_the_assistant_text_without_losing_a_byte() {
+        let mut draft = Draft::default();
+        let mut out = Vec::new();
+        draft.line("A: 1", Some(MARK));
+        draft.line("B: 2", None);
+        draft.line("C:", None);
+        draft.end(&mut out);
+        let texts: Vec<&str> = out[0]
+            .content
+            .iter()
+            .map(|b| match &b.block {
+                Block::Text { text } => text.as_str(),
+                _ => "",
+            })
+            .collect();
+        assert_eq!(texts, ["A: 1", "\nB: 2\nC:"]);
+        assert_eq!(out[0].content[0].cache_control, Some(MARK));
     }
 }
