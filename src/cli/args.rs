@@ -45,7 +45,8 @@ pub enum Command {
     Render {
         /// The dialect (see `idiolect dialects`).
         dialect: String,
-        /// Which rendering, for dialects with several (anthropic-xml: calls, results, tools).
+        /// Which rendering, for dialects with several (anthropic-xml: calls, results,
+        /// tools; transcript: prompt, stop_sequences, request).
         #[arg(long)]
         what: Option<String>,
         #[command(flatten)]

@@ -337,7 +337,7 @@ fn transcript(options: &Value, before: &[u8], held: &[u8]) -> bool {
     let typed: crate::transcript::Options =
         crate::session::options_from_json("transcript", options).unwrap_or_default();
     match typed.mode {
-        Mode::Render => true,
+        Mode::Render | Mode::Request => true,
         Mode::Scan => {
             let stops = crate::transcript::scan_stops(&typed);
             let stop_prefix = |a: &[u8]| stops.iter().any(|s| s.as_bytes().starts_with(a));
