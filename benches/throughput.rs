@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use idiolect::reentry::{Machine, Stream};
-use idiolect::session::WHOLE_PARSE_PIECE;
+use idiolect::fold::WHOLE_PARSE_PIECE;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript};
 use support::*;
 

@@ -19,7 +19,9 @@
 
 pub mod anthropic_xml;
 pub mod attrs;
+#[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod fold;
 pub mod kindaxml;
 pub mod plurnk;
 pub mod reentry;
@@ -28,6 +30,7 @@ pub mod session;
 pub mod span;
 pub mod transcript;
 
+pub use fold::{DialectMachine, Fold, Layout};
 pub use reentry::{Machine, Stream, Verdict};
 pub use session::{dialect, dialects, Dialect, Session};
 pub use span::Span;

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::finder::{first_match, Patterns};
 use super::options::{valid_name, Format, Options};
+use crate::fold::Fold;
 use crate::reentry::Machine;
-use crate::session::Fold;
 use crate::span::Span;
 
 /// One message of a conversation to render.
@@ -513,6 +513,10 @@ impl Fold<RenderEvent> for RenderFolder {
 
     fn document(&self) -> &RenderDocument {
         &self.document
+    }
+
+    fn into_document(self) -> RenderDocument {
+        self.document
     }
 
     fn is_clean(&self) -> bool {
