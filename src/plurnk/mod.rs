@@ -28,7 +28,8 @@ mod scan;
 mod typing;
 
 pub use document::{Document, DocumentFolder, Item};
-pub use grammar::{PlurnkGrammar, Rule};
+#[cfg(test)]
+use grammar::{PlurnkGrammar, Rule};
 pub use machine::{Event, PlurnkMachine};
 pub use model::{
     Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source,

@@ -42,16 +42,16 @@ mod prompt;
 mod render;
 mod scan;
 
-pub use grammar::{Rule, TranscriptGrammar};
 pub use machine::PromptMachine;
 pub use options::{
     Format, Mode, Options, OptionsProblem, DEFAULT_EOT, DEFAULT_MAX_NAME_BYTES,
     DEFAULT_MAX_STOP_PARTICIPANTS, MAX_NAME_BYTES_LIMIT,
 };
 pub use prompt::{Code, Diagnostic, Event, Message, PromptDocument, PromptFolder};
+pub(crate) use render::render_value;
 pub use render::{
-    render, render_text, render_value, stop_sequences, Conversation, RenderCode, RenderDocument,
-    RenderError, RenderEvent, RenderFolder, RenderMachine, Rendered, Turn,
+    render, stop_sequences, Conversation, RenderCode, RenderDocument, RenderError, RenderEvent,
+    RenderFolder, RenderMachine, Rendered, Turn,
 };
 pub use scan::{ScanDocument, ScanEvent, ScanFolder, ScanMachine, StopMatch};
 

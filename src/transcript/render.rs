@@ -150,7 +150,7 @@ fn merged_options(conversation: &Conversation, session: &Value) -> Result<Option
 
 /// Renders the conversation given as JSON `input`, with the session's `options`
 /// (a JSON object; its keys override the input's own `options`).
-pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
+pub(crate) fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
     let conversation: Conversation = serde_json::from_value(input.clone())
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     let options = merged_options(&conversation, options)?;
@@ -158,7 +158,7 @@ pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderEr
 }
 
 /// Renders the conversation given as JSON text.
-pub fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
+pub(crate) fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
     let value: Value = serde_json::from_str(input)
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     render_value(&value, options)
