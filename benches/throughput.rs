@@ -19,9 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use idiolect::reentry::{Machine, Stream};
-use idiolect::session::WHOLE_PARSE_PIECE;
+use idiolect::fold::WHOLE_PARSE_PIECE;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript};
+use idiolect::{Machine, Stream};
 use support::*;
 
 /// Feeds `input` in chunks of `chunk` bytes and counts the events (a whole-document

@@ -195,16 +195,6 @@ impl Reentry {
         Self::default()
     }
 
-    /// Absolute offset of the first undecided byte.
-    pub fn decided(&self) -> usize {
-        self.offset
-    }
-
-    /// Bytes currently held undecided (pending text plus a carried partial char).
-    pub fn held(&self) -> usize {
-        self.buf.len() - self.start + self.carry_len
-    }
-
     /// How many invalid UTF-8 sequences have been replaced with U+FFFD.
     pub fn replaced(&self) -> usize {
         self.replaced
@@ -415,8 +405,13 @@ impl<M: Machine> Stream<M> {
         &self.machine
     }
 
+    /// How many invalid UTF-8 sequences were replaced with U+FFFD so far.
+    pub fn replaced(&self) -> usize {
+        self.reentry.replaced()
+    }
+
     /// The re-entry layer (offsets, held bytes, replacement count).
-    pub fn reentry(&self) -> &Reentry {
+    pub(crate) fn reentry(&self) -> &Reentry {
         &self.reentry
     }
 }

@@ -13,6 +13,7 @@
 
 use idiolect::conformance::{self, Case};
 use idiolect::session::Session;
+use idiolect::Layout;
 use serde_json::Value;
 
 /// Holds every event until `finish`.
@@ -37,6 +38,30 @@ impl Session for Lazy {
     }
     fn is_clean(&self) -> bool {
         self.inner.is_clean()
+    }
+    fn feed_json(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        self.inner.feed_json(bytes, out)
+    }
+    fn finish_json(&mut self, out: &mut Vec<u8>) {
+        self.inner.finish_json(out)
+    }
+    fn feed_document(
+        &mut self,
+        bytes: &[u8],
+        layout: Layout,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        self.inner.feed_document(bytes, layout, out)
+    }
+    fn finish_document(
+        &mut self,
+        layout: Layout,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        self.inner.finish_document(layout, out)
+    }
+    fn replaced_sequences(&self) -> usize {
+        self.inner.replaced_sequences()
     }
     fn stop_folding(&mut self) {
         self.inner.stop_folding()
@@ -93,6 +118,30 @@ impl Session for OneMore {
     }
     fn is_clean(&self) -> bool {
         self.inner.is_clean()
+    }
+    fn feed_json(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        self.inner.feed_json(bytes, out)
+    }
+    fn finish_json(&mut self, out: &mut Vec<u8>) {
+        self.inner.finish_json(out)
+    }
+    fn feed_document(
+        &mut self,
+        bytes: &[u8],
+        layout: Layout,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        self.inner.feed_document(bytes, layout, out)
+    }
+    fn finish_document(
+        &mut self,
+        layout: Layout,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        self.inner.finish_document(layout, out)
+    }
+    fn replaced_sequences(&self) -> usize {
+        self.inner.replaced_sequences()
     }
     fn stop_folding(&mut self) {
         self.inner.stop_folding()

@@ -41,6 +41,32 @@ pub enum Command {
         #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
         chunk_size: u64,
     },
+    /// Parse many documents: JSON Lines records (or files), one JSON line out per
+    /// record, in input order, on every core.
+    Batch {
+        /// The dialect (see `idiolect dialects`).
+        dialect: String,
+        /// JSON Lines files to read, in order; `-` or nothing reads stdin. With
+        /// `--files`, the documents themselves, one per file.
+        inputs: Vec<PathBuf>,
+        /// Each input file is one whole document (not JSON Lines).
+        #[arg(long)]
+        files: bool,
+        /// The record field that holds the text.
+        #[arg(long, default_value = "text", value_name = "NAME")]
+        field: String,
+        /// The record field copied to the output line as `id`, when present.
+        #[arg(long, default_value = "id", value_name = "NAME")]
+        id_field: String,
+        /// Worker threads (default: one per core).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: Option<u64>,
+        #[command(flatten)]
+        options: OptionArgs,
+        /// Give every item its byte span in its document.
+        #[arg(long)]
+        spans: bool,
+    },
     /// Render JSON read from stdin into the dialect's text.
     Render {
         /// The dialect (see `idiolect dialects`).

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::event::{Event, Recovery};
 use super::tag::Attrs;
-use crate::session::Fold;
+use crate::fold::Fold;
 
 /// One annotation: a tag and its attributes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -208,5 +208,9 @@ impl Fold<Event> for DocumentFolder {
 
     fn document(&self) -> &Document {
         &self.document
+    }
+
+    fn into_document(self) -> Document {
+        DocumentFolder::into_document(self)
     }
 }

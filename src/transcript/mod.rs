@@ -45,16 +45,16 @@ mod render;
 mod request;
 mod scan;
 
-pub use grammar::{Rule, TranscriptGrammar};
 pub use machine::PromptMachine;
 pub use options::{
     Format, Mode, Options, OptionsProblem, DEFAULT_EOT, DEFAULT_MAX_NAME_BYTES,
     DEFAULT_MAX_STOP_PARTICIPANTS, MAX_NAME_BYTES_LIMIT,
 };
 pub use prompt::{Code, Diagnostic, Event, Message, PromptDocument, PromptFolder};
+pub(crate) use render::render_value;
 pub use render::{
-    render, render_text, render_value, stop_sequences, Conversation, RenderCode, RenderDocument,
-    RenderError, RenderEvent, RenderFolder, RenderMachine, Rendered, Turn,
+    render, stop_sequences, Conversation, RenderCode, RenderDocument, RenderError, RenderEvent,
+    RenderFolder, RenderMachine, Rendered, Turn,
 };
 pub use request::{
     build_request, build_request_text, build_request_value, Block, CacheControl, CacheKind,
@@ -69,8 +69,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::fold::{self, DialectMachine, Fold, Spanned};
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::span::Span;
 
 /// The streaming prompt parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<PromptMachine>;
@@ -120,11 +121,6 @@ pub fn scan_stops(options: &Options) -> Vec<String> {
     }
 }
 
-fn run<M: crate::Machine, F: Fold<M::Event>>(machine: M, mut folder: F, input: &str) -> F {
-    session::fold_whole(Stream::new(machine), input.as_bytes(), &mut folder);
-    folder
-}
-
 /// The options that differ from the defaults, as JSON: in render mode these
 /// override the input's own options (TR-60).
 fn explicit_options(options: &Options) -> Value {
@@ -146,88 +142,15 @@ fn explicit_options(options: &Options) -> Value {
 /// fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
     Ok(match options.mode {
-        Mode::Parse => {
-            let folder = run(
-                PromptMachine::new(options)?,
-                PromptFolder::new(false),
-                input,
-            );
-            Document::Prompt(folder.into_document())
-        }
-        Mode::Scan => {
-            options.check()?;
-            let machine = ScanMachine::new(scan_stops(options), options.structure_aware);
-            Document::Scan(run(machine, ScanFolder::default(), input).into_document())
-        }
-        Mode::Render => {
-            let folder = run(
-                RenderMachine::new(explicit_options(options)),
-                RenderFolder::default(),
-                input,
-            );
-            Document::Render(folder.document().clone())
-        }
-        Mode::Request => {
-            options.check()?;
-            let folder = run(
-                RequestMachine::new(request_overrides(options)),
-                RequestFolder::default(),
-                input,
-            );
-            Document::Request(folder.document().clone())
-        }
-    })
-}
-
-fn open(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    let parsed: Options = session::options_from_json("transcript", options)?;
-    let problem = |e: OptionsProblem| OptionsError::new("transcript", e.to_string());
-    Ok(match parsed.mode {
-        Mode::Parse => {
-            let machine = PromptMachine::new(&parsed).map_err(problem)?;
-            let bound = machine.hold_back_bound() + UTF8_CARRY;
-            Box::new(TypedSession::new(
-                machine,
-                PromptFolder::new(spans),
-                Some(bound),
-            ))
-        }
-        Mode::Scan => {
-            parsed.check().map_err(problem)?;
-            let machine = ScanMachine::new(scan_stops(&parsed), parsed.structure_aware);
-            let bound = machine.hold_back_bound() + UTF8_CARRY;
-            Box::new(TypedSession::new(
-                machine,
-                ScanFolder::default(),
-                Some(bound),
-            ))
-        }
-        Mode::Render => {
-            parsed.check().map_err(problem)?;
-            let given = if options.is_object() {
-                options.clone()
-            } else {
-                Value::Null
-            };
-            Box::new(TypedSession::new(
-                RenderMachine::new(given),
-                RenderFolder::default(),
-                None,
-            ))
-        }
-        Mode::Request => {
-            parsed.check().map_err(problem)?;
-            Box::new(TypedSession::new(
-                RequestMachine::new(request_overrides(&parsed)),
-                RequestFolder::default(),
-                None,
-            ))
-        }
+        Mode::Parse => Document::Prompt(fold::parse_whole::<PromptMachine>(input, options)?),
+        Mode::Scan => Document::Scan(fold::parse_whole::<ScanMachine>(input, options)?),
+        Mode::Render => Document::Render(fold::parse_whole::<RenderMachine>(input, options)?),
+        Mode::Request => Document::Request(fold::parse_whole::<RequestMachine>(input, options)?),
     })
 }
 
 /// The session's request options (TR-90): they override the input's.
-fn request_overrides(options: &Options) -> Value {
+pub(crate) fn request_overrides(options: &Options) -> Value {
     options
         .request
         .clone()
@@ -235,43 +158,128 @@ fn request_overrides(options: &Options) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// `idiolect render transcript`: `what` is `None` (the JSON document),
-/// `prompt` (the prompt text), `stop_sequences` (a JSON array) or `request`
-/// (the provider request of request mode, TR-90).
-fn render_entry(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String> {
-    if what == Some("request") {
-        let parsed: Options =
-            session::options_from_json("transcript", options).map_err(|e| e.to_string())?;
-        parsed
-            .check()
-            .map_err(|e| format!("invalid transcript options: {e}"))?;
-        let request =
-            build_request_value(input, &request_overrides(&parsed)).map_err(|e| e.to_string())?;
-        return Ok(pretty(&request));
+/// Request mode: the session's `request` option overrides the input's own options
+/// key by key (TR-90).
+impl DialectMachine for RequestMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = RequestFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        options.check()?;
+        Ok(RequestMachine::new(request_overrides(options)))
     }
-    let rendered = render_value(input, options).map_err(|e| e.to_string())?;
-    match what {
-        None => Ok(pretty(&rendered)),
-        Some("prompt") => Ok(rendered.prompt),
-        Some("stop_sequences") => Ok(pretty(&rendered.stop_sequences)),
-        Some(other) => Err(format!(
-            "transcript renders the prompt, not {other:?} (try prompt, stop_sequences or request)"
-        )),
+
+    fn folder(_: &Options, _: bool, _: usize) -> RequestFolder {
+        RequestFolder::default()
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        None
     }
 }
 
-fn pretty<T: Serialize>(value: &T) -> String {
-    // Plain data (strings and lists of strings) always serializes.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
+impl DialectMachine for PromptMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = PromptFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        PromptMachine::new(options)
+    }
+
+    fn folder(_: &Options, spans: bool, _: usize) -> PromptFolder {
+        PromptFolder::new(spans)
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(PromptMachine::hold_back_bound(self) + UTF8_CARRY)
+    }
 }
 
-/// The transcript dialect for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "transcript",
-    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop, build provider requests",
-    open,
-    render: Some(render_entry),
-    schemas: session::schemas::<Options, Document>,
-};
+impl DialectMachine for ScanMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = ScanFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        options.check()?;
+        Ok(ScanMachine::new(
+            scan_stops(options),
+            options.structure_aware,
+        ))
+    }
+
+    fn folder(_: &Options, _: bool, _: usize) -> ScanFolder {
+        ScanFolder::default()
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(ScanMachine::hold_back_bound(self) + UTF8_CARRY)
+    }
+}
+
+/// Render mode through the typed API: the options that differ from the defaults
+/// override the input's own (TR-60). The registry passes the options exactly as
+/// given instead, so an option set to its default value still overrides.
+impl DialectMachine for RenderMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = RenderFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        Ok(RenderMachine::new(explicit_options(options)))
+    }
+
+    fn folder(_: &Options, _: bool, _: usize) -> RenderFolder {
+        RenderFolder::default()
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        None
+    }
+}
+
+impl Spanned for Event {
+    fn span(&self) -> Span {
+        match self {
+            Event::TurnStart { span, .. }
+            | Event::SystemStart { span }
+            | Event::Content { span, .. }
+            | Event::TurnEnd { span, .. }
+            | Event::Separator { span, .. }
+            | Event::Stray { span, .. }
+            | Event::Diagnostic { span, .. } => *span,
+        }
+    }
+}
+
+impl Spanned for ScanEvent {
+    fn span(&self) -> Span {
+        match self {
+            ScanEvent::Text { span, .. }
+            | ScanEvent::Stop { span, .. }
+            | ScanEvent::Rest { span, .. } => *span,
+        }
+    }
+}
+
+impl Spanned for RequestEvent {
+    fn span(&self) -> Span {
+        match self {
+            RequestEvent::Request { span, .. } | RequestEvent::RequestError { span, .. } => *span,
+        }
+    }
+}
+
+impl Spanned for RenderEvent {
+    fn span(&self) -> Span {
+        match self {
+            RenderEvent::Rendered { span, .. } | RenderEvent::RenderError { span, .. } => *span,
+        }
+    }
+}

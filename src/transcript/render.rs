@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::finder::{first_match, Patterns};
 use super::options::{valid_name, Format, Options};
+use crate::fold::Fold;
 use crate::reentry::Machine;
-use crate::session::Fold;
 use crate::span::Span;
 
 /// One message of a conversation to render.
@@ -163,7 +163,7 @@ fn merged_options(conversation: &Conversation, session: &Value) -> Result<Option
 
 /// Renders the conversation given as JSON `input`, with the session's `options`
 /// (a JSON object; its keys override the input's own `options`).
-pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
+pub(crate) fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
     let conversation: Conversation = serde_json::from_value(input.clone())
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     let options = merged_options(&conversation, options)?;
@@ -171,7 +171,7 @@ pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderEr
 }
 
 /// Renders the conversation given as JSON text.
-pub fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
+pub(crate) fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
     let value: Value = serde_json::from_str(input)
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     render_value(&value, options)
@@ -526,6 +526,10 @@ impl Fold<RenderEvent> for RenderFolder {
 
     fn document(&self) -> &RenderDocument {
         &self.document
+    }
+
+    fn into_document(self) -> RenderDocument {
+        self.document
     }
 
     fn is_clean(&self) -> bool {

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use super::options::valid_name;
 use super::render::{RenderCode, RenderError};
 use crate::anthropic_xml::{self, CallSpec, ResultSpec, ToolDefinition};
+use crate::fold::Fold;
 use crate::reentry::Machine;
-use crate::session::Fold;
 use crate::span::Span;
 
 /// The most cache marks a provider accepts in one request (TR-103).
@@ -1428,6 +1428,10 @@ impl Fold<RequestEvent> for RequestFolder {
 
     fn document(&self) -> &RequestDocument {
         &self.document
+    }
+
+    fn into_document(self) -> RequestDocument {
+        self.document
     }
 
     fn is_clean(&self) -> bool {
