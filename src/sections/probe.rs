@@ -63,7 +63,7 @@ enum OpenState {
         escaped: bool,
     },
     /// Right after a quoted or brace value: whitespace, `/`, `>` or the next key
-    /// (SEC-4: no whitespace is needed after a closing quote or brace).
+    /// (SEC-4a: no whitespace is needed after a closing quote or brace).
     AfterValue,
     /// After the `/` of a self-closing tag: only `>`.
     Slash,
