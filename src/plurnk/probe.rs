@@ -4,6 +4,8 @@
 //! has arrived and looks only at the bytes it has not seen yet: the opener (PL-4, PL-5),
 //! the header up to its `:` (PL-6), then the body up to the close tag (PL-7). It recognizes
 //! exactly the `header` rule of grammar/plurnk.pest, so each header is taken apart once.
+//! After an opener and a character that starts no slot, it looks ahead for the opener's
+//! close tag or the next opener, whichever comes first (PL-5a), within the statement limit.
 //! [`CloseMatcher`] and [`OpenerMatcher`] are byte automata for a close tag and for the
 //! next opener; they carry their state across chunks, so nothing is ever scanned twice.
 
