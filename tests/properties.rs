@@ -44,6 +44,9 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "</Think>",
             "<run-bash",
             "\0",
+            "\\",
+            "<think a=\"1\"b={\"\\\"}\"}c>",
+            "<summary x='\\'y",
         ],
         // The prefixed form is assembled with concat!, never typed out (DESIGN §5).
         "anthropic-xml" => &[
@@ -175,6 +178,8 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "é",
             "🦀",
             "\0",
+            "x",
+            "<<EDIT outer(x):y:EDIT outer",
         ],
         _ => return None,
     })
