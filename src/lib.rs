@@ -21,6 +21,7 @@ pub mod anthropic_xml;
 pub mod attrs;
 pub mod conformance;
 pub mod kindaxml;
+pub mod machine;
 pub mod plurnk;
 pub mod reentry;
 pub mod sections;
