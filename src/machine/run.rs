@@ -14,6 +14,14 @@ pub struct Capture {
     pub end: usize,
 }
 
+impl Capture {
+    /// Whether the rule's match has ended (during a run, the captures of the rules
+    /// being matched are still open).
+    pub fn is_closed(&self) -> bool {
+        self.end != OPEN
+    }
+}
+
 /// Where a run stands after [`ParsingMachine::resume`] or [`ParsingMachine::finish`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
