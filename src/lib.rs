@@ -30,6 +30,7 @@ pub mod attrs;
 pub mod conformance;
 pub mod fold;
 pub mod kindaxml;
+pub mod machine;
 pub mod plurnk;
 mod reentry;
 pub mod sections;

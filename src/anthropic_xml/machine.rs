@@ -1,6 +1,6 @@
 //! The anthropic-xml state machine: prose at top level, and the modes of the blocks.
 
-use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use compact_str::CompactString;
 use indexmap::IndexMap;
@@ -9,9 +9,8 @@ use super::entities;
 use super::event::Event;
 use super::grammar::Name;
 use super::options::{Options, OptionsProblem};
-use super::probe::{attr_in, Allowed, Probed, Shape, TagProbe};
 use super::typing::typed_input;
-use super::value_end::ValueEndProbe;
+use crate::machine::{grammars, Outcome, ParsingMachine, RuleId};
 use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
 
@@ -34,34 +33,82 @@ enum Mode {
     },
 }
 
-const TOP_TAGS: Allowed = &[
-    (Shape::Bare, Name::Thinking),
-    (Shape::Bare, Name::FunctionCalls),
-    (Shape::Bare, Name::FunctionResults),
-];
-const THINKING_TAGS: Allowed = &[(Shape::Closer, Name::Thinking)];
-const CALLS_TAGS: Allowed = &[
-    (Shape::Element, Name::Invoke),
-    (Shape::Closer, Name::FunctionCalls),
-];
-const INVOKE_TAGS: Allowed = &[
-    (Shape::Element, Name::Parameter),
-    (Shape::Closer, Name::Invoke),
-    (Shape::Closer, Name::FunctionCalls),
-];
-const RESULTS_TAGS: Allowed = &[
-    (Shape::Element, Name::Result),
-    (Shape::Element, Name::Error),
-    (Shape::Closer, Name::FunctionResults),
-];
-const RESULT_TAGS: Allowed = &[(Shape::Closer, Name::Result)];
-const ERROR_TAGS: Allowed = &[(Shape::Closer, Name::Error)];
+/// The rules of grammar/anthropic-xml.pest the state machine runs and reads.
+struct TagRules {
+    /// The entry rule of each mode (AX-5).
+    top: RuleId,
+    thinking: RuleId,
+    calls: RuleId,
+    invoke: RuleId,
+    value_end: RuleId,
+    results: RuleId,
+    result: RuleId,
+    error: RuleId,
+    /// The captured rules: the seven names, then the parts of a tag.
+    names: [(RuleId, Name); 7],
+    self_close: RuleId,
+    key: RuleId,
+    dq_value: RuleId,
+    sq_value: RuleId,
+    parameter_closer: RuleId,
+}
 
-/// The probe for the candidate tag at the start of the unit.
-#[derive(Clone, Debug)]
-enum Probe {
-    Tag(TagProbe),
-    ValueEnd(ValueEndProbe),
+impl TagRules {
+    fn get() -> &'static TagRules {
+        static RULES: OnceLock<TagRules> = OnceLock::new();
+        RULES.get_or_init(|| {
+            let program = grammars::anthropic_xml();
+            // The rules are in the grammar file of the crate (tested).
+            let rule = |name: &str| {
+                program
+                    .rule(name)
+                    .expect("rule of grammar/anthropic-xml.pest")
+            };
+            TagRules {
+                top: rule("top_tag"),
+                thinking: rule("thinking_tag"),
+                calls: rule("calls_tag"),
+                invoke: rule("invoke_tag"),
+                value_end: rule("value_end"),
+                results: rule("results_tag"),
+                result: rule("result_tag"),
+                error: rule("error_tag"),
+                names: Name::ALL.map(|name| (rule(name.as_str()), name)),
+                self_close: rule("self_close"),
+                key: rule("xml_key"),
+                dq_value: rule("xml_value"),
+                sq_value: rule("xml_sq_value"),
+                parameter_closer: rule("parameter_closer"),
+            }
+        })
+    }
+
+    fn captured(&self) -> Vec<RuleId> {
+        let mut rules: Vec<RuleId> = self.names.iter().map(|(r, _)| *r).collect();
+        rules.extend([
+            self.self_close,
+            self.key,
+            self.dq_value,
+            self.sq_value,
+            self.parameter_closer,
+        ]);
+        rules
+    }
+
+    fn name(&self, rule: RuleId) -> Option<Name> {
+        self.names.iter().find(|(r, _)| *r == rule).map(|(_, n)| *n)
+    }
+}
+
+/// What the state machine needs of a complete tag (read from the captures).
+struct TagReading {
+    closing: bool,
+    name: Name,
+    self_closing: bool,
+    /// The entity-decoded value of the last `name` attribute.
+    name_attr: Option<CompactString>,
+    /// The entity-decoded value of the last `tool_use_id` attribute.
+    id_attr: Option<String>,
 }
 
 /// The invoke being read: what its `invoke_end` will carry.
@@ -79,7 +126,10 @@ struct OpenCall {
 pub struct AnthropicXmlMachine {
     options: Options,
     mode: Mode,
-    probe: Option<Probe>,
+    /// Runs the mode's entry rule on the candidate tag at the start of the unit.
+    tags: ParsingMachine<'static>,
+    /// Whether a candidate is being read.
+    probing: bool,
     /// Index of the current top-level block, and of the next one.
     index: usize,
     next_index: usize,
@@ -96,10 +146,13 @@ impl AnthropicXmlMachine {
         options.validate()?;
         let mut options = options.clone();
         options.max_tag_bytes = options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION);
+        let mut tags = ParsingMachine::new(grammars::anthropic_xml());
+        tags.capture_only(&TagRules::get().captured());
         Ok(AnthropicXmlMachine {
             options,
             mode: Mode::Top,
-            probe: None,
+            tags,
+            probing: false,
             index: 0,
             next_index: 0,
             in_text: false,
@@ -122,18 +175,52 @@ impl AnthropicXmlMachine {
         self.index
     }
 
-    fn new_probe(&self) -> Probe {
-        let allowed = match self.mode {
-            Mode::Top => TOP_TAGS,
-            Mode::Thinking => THINKING_TAGS,
-            Mode::Calls => CALLS_TAGS,
-            Mode::Invoke => INVOKE_TAGS,
-            Mode::Value => return Probe::ValueEnd(ValueEndProbe::new()),
-            Mode::Results => RESULTS_TAGS,
-            Mode::Content { error: false } => RESULT_TAGS,
-            Mode::Content { error: true } => ERROR_TAGS,
+    /// The entry rule of the current mode (AX-5).
+    fn mode_rule(&self) -> RuleId {
+        let rules = TagRules::get();
+        match self.mode {
+            Mode::Top => rules.top,
+            Mode::Thinking => rules.thinking,
+            Mode::Calls => rules.calls,
+            Mode::Invoke => rules.invoke,
+            Mode::Value => rules.value_end,
+            Mode::Results => rules.results,
+            Mode::Content { error: false } => rules.result,
+            Mode::Content { error: true } => rules.error,
+        }
+    }
+
+    /// Reads the complete tag `text` from the captures of its match.
+    fn read_tag(&self, text: &str) -> Option<TagReading> {
+        let rules = TagRules::get();
+        let mut reading = TagReading {
+            closing: text.as_bytes().get(1) == Some(&b'/'),
+            name: Name::Thinking,
+            self_closing: false,
+            name_attr: None,
+            id_attr: None,
         };
-        Probe::Tag(TagProbe::new(allowed))
+        let mut named = false;
+        let mut key = "";
+        for c in self.tags.captures() {
+            let part = text.get(c.start..c.end)?;
+            if c.rule == rules.self_close {
+                reading.self_closing = true;
+            } else if c.rule == rules.key {
+                key = part;
+            } else if c.rule == rules.dq_value || c.rule == rules.sq_value {
+                // Duplicate keys: the last wins (AX-3).
+                match key {
+                    "name" => reading.name_attr = Some(entities::decode(part).into()),
+                    "tool_use_id" => reading.id_attr = Some(entities::decode(part).into_owned()),
+                    _ => {}
+                }
+            } else if let Some(name) = rules.name(c.rule) {
+                reading.name = name;
+                named = true;
+            }
+        }
+        named.then_some(reading)
     }
 
     /// Emits the bytes of a run as the current mode's text.
@@ -213,22 +300,20 @@ impl AnthropicXmlMachine {
     }
 
     /// Acts on a complete tag; false when it is not structure here (then it is text).
-    /// `probed` is what the probe read of it.
-    fn take_tag(&mut self, text: &str, probed: Probed, start: usize, out: &mut Vec<Event>) -> bool {
-        // The probe read the tag as it recognized it (a property test holds it to
-        // pest's reading of the grammar). Only `name` and `tool_use_id` are used.
-        let (closing, name, self_closing, name_attr, id_attr) = match probed {
-            Probed::Tag(tag) => (tag.closing, tag.name, tag.self_closing, None, None),
-            Probed::Element {
-                name,
-                attrs,
-                self_closing,
-            } => {
-                let name_attr = attr_in(text, &attrs, "name").map(CompactString::from);
-                let id_attr = attr_in(text, &attrs, "tool_use_id").map(Cow::into_owned);
-                (false, name, self_closing, name_attr, id_attr)
-            }
-        };
+    fn take_tag(
+        &mut self,
+        text: &str,
+        tag: TagReading,
+        start: usize,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let TagReading {
+            closing,
+            name,
+            self_closing,
+            name_attr,
+            id_attr,
+        } = tag;
         let span = Span::new(start, start + text.len());
         let after = Span::empty(span.end);
         match (self.mode, closing, name) {
@@ -417,35 +502,53 @@ impl TagScanner for AnthropicXmlMachine {
     type Event = Event;
 
     fn probe_resume(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
+        if !self.probing {
+            return None;
+        }
         let max = self.options.max_tag_bytes;
-        let verdict = match self.probe.as_mut()? {
-            Probe::Tag(p) => p.resume(unit.as_bytes(), max),
-            Probe::ValueEnd(p) => match p.resume(unit.as_bytes(), max) {
-                Verdict::NeedMore if eof => p.at_end(),
-                v => v,
-            },
+        let bytes = unit.as_bytes();
+        // A candidate must complete within `max` bytes (AX-4): the machine never sees
+        // more, and past the bound the end of the input does not matter.
+        let bounded = bytes.len() >= max;
+        let outcome = if bounded {
+            self.tags.resume(&bytes[..max])
+        } else if eof {
+            self.tags.finish(bytes)
+        } else {
+            self.tags.resume(bytes)
         };
-        Some(match verdict {
-            Verdict::NeedMore if eof => Verdict::Rejected,
-            v => v,
+        Some(match outcome {
+            Outcome::Matched { end } => Verdict::Complete(end),
+            Outcome::Rejected { .. } | Outcome::TooDeep { .. } => Verdict::Rejected,
+            Outcome::NeedMore if !bounded => Verdict::NeedMore,
+            // Undecided at the bound: a complete parameter closer ends the value
+            // (AX-11); any other candidate is not a tag (AX-4).
+            Outcome::NeedMore => {
+                let closer = TagRules::get().parameter_closer;
+                self.tags
+                    .captures()
+                    .iter()
+                    .find(|c| c.rule == closer && c.is_closed())
+                    .map_or(Verdict::Rejected, |c| Verdict::Complete(c.end))
+            }
         })
     }
 
     fn probe_start(&mut self) {
-        self.probe = Some(self.new_probe());
+        self.tags.start(self.mode_rule());
+        self.probing = true;
     }
 
     fn probe_reject(&mut self) {
-        self.probe = None;
+        self.probing = false;
     }
 
     fn probe_take(&mut self, tag: &str, start: usize, out: &mut Vec<Event>) -> bool {
-        let probed = match self.probe.take() {
-            Some(Probe::Tag(mut p)) => p.read(),
-            Some(Probe::ValueEnd(mut p)) => p.read(),
-            None => None,
-        };
-        probed.is_some_and(|probed| self.take_tag(tag, probed, start, out))
+        self.probing = false;
+        match self.read_tag(tag) {
+            Some(reading) => self.take_tag(tag, reading, start, out),
+            None => false,
+        }
     }
 
     fn emit_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {

@@ -23,10 +23,10 @@ mod event;
 mod grammar;
 mod machine;
 mod options;
-mod probe;
 mod render;
+#[cfg(test)]
+mod tag_tests;
 mod typing;
-mod value_end;
 
 pub use document::{Block, Call, Document, DocumentFolder, ToolResult};
 pub use event::Event;

@@ -1,0 +1,894 @@
+//! The compiler from pest grammar text to a [`Program`] for the parsing machine.
+//!
+//! The grammar is read by `pest_meta::parse_and_optimize`, so its syntax, its
+//! validation errors and its optimizations (unrolled bounded repetitions, `(!s ~ ANY)*`
+//! turned into a skip) are exactly the ones `pest_derive` generates its parser from.
+//! Each rule is then translated into a subroutine once per *context* it is reached
+//! in, because pest decides two things at run time from the caller's state:
+//!
+//! - atomicity (non-atomic, compound-atomic `$`, atomic `@`): whether the implicit
+//!   `WHITESPACE`/`COMMENT` skip runs between the parts of a sequence and the rounds
+//!   of a repetition, and whether called rules produce pairs (not inside `@`);
+//! - lookahead: rules matched inside `&` or `!` produce no pairs.
+//!
+//! Optimizations are done here, so the machine stays small: single-character
+//! expressions (one-character strings, ranges, ASCII built-ins, `ANY`, choices of
+//! them, `!c ~ d`, silent rules made of them) are folded into one set test;
+//! repetitions of a set become a span (memchr for a set with at most three bytes
+//! left out); choices, options and loops whose first byte is known get a head test
+//! that skips the backtrack entry.
+
+use std::collections::HashMap;
+
+use pest_meta::ast::RuleType;
+use pest_meta::optimizer::{OptimizedExpr as Expr, OptimizedRule};
+
+use super::charset::{ByteSet, Class, Extent};
+use super::program::{Addr, Inst, Program, RuleId};
+
+/// Why a grammar cannot be compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompileError {
+    /// pest refused the grammar (syntax or validation); pest's messages.
+    Pest(Vec<String>),
+    /// The grammar uses a construct the machine does not support.
+    Unsupported {
+        /// The rule that uses it.
+        rule: String,
+        /// What it is.
+        construct: String,
+    },
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileError::Pest(messages) => {
+                write!(f, "pest refused the grammar: {}", messages.join("; "))
+            }
+            CompileError::Unsupported { rule, construct } => {
+                write!(
+                    f,
+                    "rule `{rule}` uses {construct}, which the parsing machine does not support"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// A deliberate mis-compilation, for the test that shows the oracle catches one.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Miscompile {
+    /// Character ranges lose their last character.
+    RangeEndExclusive,
+}
+
+/// Compiles pest grammar text (several files may be concatenated, as pest does).
+pub fn compile(grammar: &str) -> Result<Program, CompileError> {
+    compile_with(grammar, None)
+}
+
+/// How a rule is reached: the caller's atomicity and whether pairs are produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Ctx {
+    atomicity: Atomicity,
+    /// False inside `&` and `!`.
+    capture: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Atomicity {
+    NonAtomic,
+    CompoundAtomic,
+    Atomic,
+}
+
+const BUILTIN_CLASSES: &[(&str, &[(char, char)])] = &[
+    ("ASCII_DIGIT", &[('0', '9')]),
+    ("ASCII_NONZERO_DIGIT", &[('1', '9')]),
+    ("ASCII_BIN_DIGIT", &[('0', '1')]),
+    ("ASCII_OCT_DIGIT", &[('0', '7')]),
+    ("ASCII_HEX_DIGIT", &[('0', '9'), ('a', 'f'), ('A', 'F')]),
+    ("ASCII_ALPHA_LOWER", &[('a', 'z')]),
+    ("ASCII_ALPHA_UPPER", &[('A', 'Z')]),
+    ("ASCII_ALPHA", &[('a', 'z'), ('A', 'Z')]),
+    ("ASCII_ALPHANUMERIC", &[('a', 'z'), ('A', 'Z'), ('0', '9')]),
+    ("ASCII", &[('\0', '\x7F')]),
+];
+
+struct Compiler<'g> {
+    rules: &'g [OptimizedRule],
+    index: HashMap<&'g str, usize>,
+    /// Names of the rules, then `EOI`.
+    names: Vec<String>,
+    eoi: RuleId,
+    has_whitespace: bool,
+    has_comment: bool,
+    code: Vec<Inst>,
+    sets: Vec<ByteSet>,
+    set_index: HashMap<ByteSet, u32>,
+    literals: Vec<u8>,
+    /// Subroutine address per (rule, context), once emitted.
+    variants: HashMap<(usize, Ctx), Addr>,
+    /// Variants still to emit.
+    pending: Vec<(usize, Ctx)>,
+    /// Calls whose target is a variant not yet placed.
+    patches: Vec<(usize, (usize, Ctx))>,
+    /// The rule being compiled, for error messages.
+    current: usize,
+    #[cfg(test)]
+    miscompile: Option<Miscompile>,
+}
+
+pub(crate) fn compile_with(
+    grammar: &str,
+    #[allow(unused_variables)] miscompile: Option<MiscompileArg>,
+) -> Result<Program, CompileError> {
+    let (_, rules) = pest_meta::parse_and_optimize(grammar)
+        .map_err(|errors| CompileError::Pest(errors.iter().map(|e| e.to_string()).collect()))?;
+    let index: HashMap<&str, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.as_str(), i))
+        .collect();
+    let mut names: Vec<String> = rules.iter().map(|r| r.name.clone()).collect();
+    names.push("EOI".to_string());
+    if names.len() > u16::MAX as usize {
+        return Err(CompileError::Unsupported {
+            rule: rules[0].name.clone(),
+            construct: "more than 65535 rules".to_string(),
+        });
+    }
+    let mut c = Compiler {
+        rules: &rules,
+        index,
+        eoi: RuleId((names.len() - 1) as u16),
+        names,
+        has_whitespace: rules.iter().any(|r| r.name == "WHITESPACE"),
+        has_comment: rules.iter().any(|r| r.name == "COMMENT"),
+        code: Vec::new(),
+        sets: Vec::new(),
+        set_index: HashMap::new(),
+        literals: Vec::new(),
+        variants: HashMap::new(),
+        pending: Vec::new(),
+        patches: Vec::new(),
+        current: 0,
+        #[cfg(test)]
+        miscompile,
+    };
+    for (i, rule) in rules.iter().enumerate() {
+        c.current = i;
+        c.check(&rule.expr)?;
+    }
+    // Entry stubs: as `Parser::parse` calls a rule, non-atomic and producing pairs.
+    let top = Ctx {
+        atomicity: Atomicity::NonAtomic,
+        capture: true,
+    };
+    let mut entries = Vec::with_capacity(c.names.len());
+    for i in 0..rules.len() {
+        entries.push(c.code.len() as Addr);
+        c.call(i, top);
+        c.code.push(Inst::End);
+    }
+    entries.push(c.code.len() as Addr);
+    c.eoi_in(top);
+    c.code.push(Inst::End);
+    while let Some((rule, ctx)) = c.pending.pop() {
+        c.current = rule;
+        c.emit_variant(rule, ctx)?;
+    }
+    for (at, key) in std::mem::take(&mut c.patches) {
+        c.code[at] = Inst::Call(c.variants[&key]);
+    }
+    Ok(Program {
+        code: c.code,
+        sets: c.sets,
+        literals: c.literals,
+        names: c.names,
+        entries,
+    })
+}
+
+/// The mis-compilation argument (a type that exists only in tests).
+#[cfg(test)]
+pub(crate) type MiscompileArg = Miscompile;
+/// The mis-compilation argument (a type that exists only in tests).
+#[cfg(not(test))]
+pub(crate) type MiscompileArg = std::convert::Infallible;
+
+impl<'g> Compiler<'g> {
+    fn unsupported(&self, construct: impl Into<String>) -> CompileError {
+        CompileError::Unsupported {
+            rule: self.rules[self.current].name.clone(),
+            construct: construct.into(),
+        }
+    }
+
+    /// Refuses what the machine does not run, naming the rule.
+    fn check(&self, expr: &Expr) -> Result<(), CompileError> {
+        match expr {
+            Expr::Str(_) | Expr::Insens(_) | Expr::Range(..) | Expr::Skip(_) => Ok(()),
+            Expr::Ident(name) => {
+                if self.index.contains_key(name.as_str()) || self.builtin_ok(name) {
+                    Ok(())
+                } else {
+                    Err(self.unsupported(format!("the built-in `{name}`")))
+                }
+            }
+            Expr::PeekSlice(..) => Err(self.unsupported("a stack slice (PEEK[..])")),
+            Expr::Push(_) => Err(self.unsupported("the stack operation PUSH")),
+            Expr::PosPred(e) | Expr::NegPred(e) | Expr::Opt(e) | Expr::RestoreOnErr(e) => {
+                self.check(e)
+            }
+            Expr::Rep(e) => {
+                if self.nullable(e, &mut Vec::new()) {
+                    return Err(
+                        self.unsupported("a repetition of an expression that can match nothing")
+                    );
+                }
+                self.check(e)
+            }
+            Expr::Seq(a, b) | Expr::Choice(a, b) => {
+                self.check(a)?;
+                self.check(b)
+            }
+            #[allow(unreachable_patterns)]
+            _ => Err(self.unsupported("a construct outside the supported subset")),
+        }
+    }
+
+    fn builtin_ok(&self, name: &str) -> bool {
+        matches!(name, "ANY" | "SOI" | "EOI" | "NEWLINE")
+            || BUILTIN_CLASSES.iter().any(|(n, _)| *n == name)
+    }
+
+    /// Whether `expr` can succeed without consuming input.
+    fn nullable(&self, expr: &Expr, visiting: &mut Vec<usize>) -> bool {
+        match expr {
+            Expr::Str(s) | Expr::Insens(s) => s.is_empty(),
+            Expr::Range(..) => false,
+            Expr::Ident(name) => match self.index.get(name.as_str()) {
+                Some(&r) => {
+                    if visiting.contains(&r) {
+                        return false;
+                    }
+                    visiting.push(r);
+                    let n = self.nullable(&self.rules[r].expr, visiting);
+                    visiting.pop();
+                    n
+                }
+                None => matches!(name.as_str(), "SOI" | "EOI"),
+            },
+            Expr::PosPred(_) | Expr::NegPred(_) | Expr::Opt(_) | Expr::Rep(_) | Expr::Skip(_) => {
+                true
+            }
+            Expr::Seq(a, b) => self.nullable(a, visiting) && self.nullable(b, visiting),
+            Expr::Choice(a, b) => self.nullable(a, visiting) || self.nullable(b, visiting),
+            Expr::RestoreOnErr(e) => self.nullable(e, visiting),
+            _ => true,
+        }
+    }
+
+    // ---- contexts ---------------------------------------------------------------
+
+    /// Whether a call of rule `r` in `ctx` produces a pair (pest's `state.rule`).
+    fn captured(&self, r: usize, ctx: Ctx) -> bool {
+        let rule = &self.rules[r];
+        ctx.capture
+            && match rule.ty {
+                RuleType::Silent => false,
+                RuleType::Normal | RuleType::Atomic => ctx.atomicity != Atomicity::Atomic,
+                RuleType::CompoundAtomic | RuleType::NonAtomic => true,
+            }
+    }
+
+    /// The context the body of rule `r` runs in, and whether pest generated it with
+    /// skips (non-atomic generation).
+    fn body_ctx(&self, r: usize, ctx: Ctx) -> (Ctx, bool) {
+        let rule = &self.rules[r];
+        let special = rule.name == "WHITESPACE" || rule.name == "COMMENT";
+        let (atomicity, skips) = match rule.ty {
+            RuleType::Atomic => (Atomicity::Atomic, false),
+            RuleType::CompoundAtomic => (Atomicity::CompoundAtomic, false),
+            _ if special => (Atomicity::Atomic, false),
+            RuleType::NonAtomic => (Atomicity::NonAtomic, true),
+            _ => (ctx.atomicity, true),
+        };
+        (
+            Ctx {
+                atomicity,
+                capture: ctx.capture,
+            },
+            skips,
+        )
+    }
+
+    /// Whether the implicit skip runs between parts here.
+    fn skip_active(&self, ctx: Ctx, skips: bool) -> bool {
+        skips && ctx.atomicity == Atomicity::NonAtomic && (self.has_whitespace || self.has_comment)
+    }
+
+    // ---- analysis ----------------------------------------------------------------
+
+    /// The class of characters `expr` matches when it always consumes exactly one
+    /// character and produces no pair in `ctx`.
+    fn class_of(
+        &self,
+        expr: &Expr,
+        ctx: Ctx,
+        skips: bool,
+        visiting: &mut Vec<usize>,
+    ) -> Option<Class> {
+        match expr {
+            Expr::Str(s) | Expr::Insens(s) => {
+                let mut chars = s.chars();
+                let c = chars.next()?;
+                if chars.next().is_some() {
+                    return None;
+                }
+                let mut class = Class::range(c, c);
+                if matches!(expr, Expr::Insens(_)) && c.is_ascii_alphabetic() {
+                    let (l, u) = (c.to_ascii_lowercase(), c.to_ascii_uppercase());
+                    class = Class::range(l, l).union(&Class::range(u, u));
+                }
+                Some(class)
+            }
+            Expr::Range(a, b) => {
+                let (a, b) = (a.chars().next()?, b.chars().next()?);
+                #[cfg(test)]
+                if self.miscompile == Some(Miscompile::RangeEndExclusive) && a < b {
+                    let b = char::from_u32(b as u32 - 1).unwrap_or(a);
+                    return Some(Class::range(a, b));
+                }
+                Some(Class::range(a, b))
+            }
+            Expr::Ident(name) => {
+                if let Some(&r) = self.index.get(name.as_str()) {
+                    if self.captured(r, ctx) || visiting.contains(&r) {
+                        return None;
+                    }
+                    let (body, body_skips) = self.body_ctx(r, ctx);
+                    visiting.push(r);
+                    let class = self.class_of(&self.rules[r].expr, body, body_skips, visiting);
+                    visiting.pop();
+                    return class;
+                }
+                if name == "ANY" {
+                    return Some(Class::full());
+                }
+                let (_, ranges) = BUILTIN_CLASSES.iter().find(|(n, _)| *n == name.as_str())?;
+                Some(ranges.iter().fold(Class::default(), |acc, &(a, b)| {
+                    acc.union(&Class::range(a, b))
+                }))
+            }
+            Expr::Choice(a, b) => {
+                let a = self.class_of(a, ctx, skips, visiting)?;
+                let b = self.class_of(b, ctx, skips, visiting)?;
+                Some(a.union(&b))
+            }
+            Expr::Seq(a, b) if !self.skip_active(ctx, skips) => {
+                let Expr::NegPred(refused) = &**a else {
+                    return None;
+                };
+                let quiet = Ctx {
+                    capture: false,
+                    ..ctx
+                };
+                let refused = self.class_of(refused, quiet, skips, visiting)?;
+                let b = self.class_of(b, ctx, skips, visiting)?;
+                Some(b.minus(&refused))
+            }
+            Expr::RestoreOnErr(e) => self.class_of(e, ctx, skips, visiting),
+            _ => None,
+        }
+    }
+
+    /// Bytes one of which must come next for `expr` to succeed, if such a set is
+    /// known (`None`: `expr` may succeed without consuming, or it is not known).
+    fn first(
+        &self,
+        expr: &Expr,
+        ctx: Ctx,
+        skips: bool,
+        visiting: &mut Vec<usize>,
+    ) -> Option<ByteSet> {
+        if let Some(class) = self.class_of(expr, ctx, skips, &mut Vec::new()) {
+            return Some(class.lead_bytes());
+        }
+        match expr {
+            Expr::Str(s) | Expr::Insens(s) => {
+                let b = *s.as_bytes().first()?;
+                let mut set = ByteSet::EMPTY;
+                set.insert(b);
+                if matches!(expr, Expr::Insens(_)) {
+                    set.insert(b.to_ascii_lowercase());
+                    set.insert(b.to_ascii_uppercase());
+                }
+                Some(set)
+            }
+            Expr::Ident(name) => {
+                let &r = self.index.get(name.as_str())?;
+                if visiting.contains(&r) {
+                    return None;
+                }
+                let (body, body_skips) = self.body_ctx(r, ctx);
+                visiting.push(r);
+                let set = self.first(&self.rules[r].expr, body, body_skips, visiting);
+                visiting.pop();
+                set
+            }
+            Expr::Seq(a, b) => match &**a {
+                // A predicate consumes nothing: the bytes after it decide.
+                Expr::PosPred(_) | Expr::NegPred(_) => self.first(b, ctx, skips, visiting),
+                Expr::Ident(n) if n == "SOI" || n == "EOI" => self.first(b, ctx, skips, visiting),
+                _ => {
+                    if self.nullable(a, &mut Vec::new()) {
+                        None
+                    } else {
+                        self.first(a, ctx, skips, visiting)
+                    }
+                }
+            },
+            Expr::Choice(a, b) => {
+                let a = self.first(a, ctx, skips, visiting)?;
+                let b = self.first(b, ctx, skips, visiting)?;
+                Some(a.union(&b))
+            }
+            Expr::RestoreOnErr(e) => self.first(e, ctx, skips, visiting),
+            _ => None,
+        }
+    }
+
+    // ---- emission ----------------------------------------------------------------
+
+    fn here(&self) -> Addr {
+        self.code.len() as Addr
+    }
+
+    fn set(&mut self, set: ByteSet) -> u32 {
+        if let Some(&i) = self.set_index.get(&set) {
+            return i;
+        }
+        let i = self.sets.len() as u32;
+        self.sets.push(set);
+        self.set_index.insert(set, i);
+        i
+    }
+
+    /// Emits an instruction whose jump target is patched later; returns its index.
+    fn hole(&mut self, inst: Inst) -> usize {
+        self.code.push(inst);
+        self.code.len() - 1
+    }
+
+    fn patch(&mut self, at: usize, to: Addr) {
+        self.code[at] = match self.code[at] {
+            Inst::Choice(_) => Inst::Choice(to),
+            Inst::Commit(_) => Inst::Commit(to),
+            Inst::PartialCommit(_) => Inst::PartialCommit(to),
+            Inst::BackCommit(_) => Inst::BackCommit(to),
+            Inst::TestSet { set, .. } => Inst::TestSet { set, miss: to },
+            other => other,
+        };
+    }
+
+    fn call(&mut self, r: usize, ctx: Ctx) {
+        let key = (r, ctx);
+        match self.variants.get(&key) {
+            Some(&addr) => self.code.push(Inst::Call(addr)),
+            None => {
+                if !self.pending.contains(&key) {
+                    self.pending.push(key);
+                }
+                let at = self.hole(Inst::Call(0));
+                self.patches.push((at, key));
+            }
+        }
+    }
+
+    fn emit_variant(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
+        self.variants.insert((r, ctx), self.here());
+        let rules = self.rules;
+        let captured = self.captured(r, ctx);
+        let id = RuleId(r as u16);
+        if captured {
+            self.code.push(Inst::Open(id));
+        }
+        let (body, skips) = self.body_ctx(r, ctx);
+        self.expr(&rules[r].expr, body, skips)?;
+        if captured {
+            self.code.push(Inst::Close(id));
+        }
+        self.code.push(Inst::Return);
+        Ok(())
+    }
+
+    fn eoi_in(&mut self, ctx: Ctx) {
+        let captured = ctx.capture && ctx.atomicity != Atomicity::Atomic;
+        if captured {
+            self.code.push(Inst::Open(self.eoi));
+        }
+        self.code.push(Inst::Eoi);
+        if captured {
+            self.code.push(Inst::Close(self.eoi));
+        }
+    }
+
+    fn literal(&mut self, s: &str, insensitive: bool) {
+        let bytes = s.as_bytes();
+        match bytes {
+            [] => {}
+            [b] if !insensitive || !b.is_ascii_alphabetic() => self.code.push(Inst::Byte(*b)),
+            _ => {
+                let at = self.literals.len() as u32;
+                if insensitive {
+                    self.literals
+                        .extend(bytes.iter().map(u8::to_ascii_lowercase));
+                    self.code.push(Inst::LiteralInsens {
+                        at,
+                        len: bytes.len() as u32,
+                    });
+                } else {
+                    self.literals.extend_from_slice(bytes);
+                    self.code.push(Inst::Literal {
+                        at,
+                        len: bytes.len() as u32,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One character of `class`.
+    fn class(&mut self, class: &Class) {
+        if class.is_empty() {
+            self.code.push(Inst::Fail);
+            return;
+        }
+        let ascii = class.ascii();
+        match class.non_ascii_extent() {
+            Extent::None if ascii.len() == 1 => {
+                let b = ascii.bytes().next().unwrap_or(0);
+                self.code.push(Inst::Byte(b));
+            }
+            Extent::None => {
+                let s = self.set(ascii);
+                self.code.push(Inst::Set(s));
+            }
+            Extent::All => {
+                let mut set = ascii;
+                set.insert_range(0x80, 0xFF);
+                let s = self.set(set);
+                self.code.push(Inst::Char(s));
+            }
+            Extent::Some => {
+                // ASCII members in one test, then the byte sequences of the others.
+                let mut alternatives: Vec<Vec<(u8, u8)>> = Vec::new();
+                if !ascii.is_empty() {
+                    alternatives.push(Vec::new());
+                }
+                let non_ascii = class.minus(&Class::range('\0', '\x7F'));
+                alternatives.extend(non_ascii.utf8_sequences());
+                let mut ends = Vec::new();
+                let last = alternatives.len() - 1;
+                for (i, seq) in alternatives.iter().enumerate() {
+                    let choice = (i < last).then(|| self.hole(Inst::Choice(0)));
+                    if seq.is_empty() {
+                        let s = self.set(ascii);
+                        self.code.push(Inst::Set(s));
+                    } else {
+                        for &(lo, hi) in seq {
+                            let mut set = ByteSet::EMPTY;
+                            set.insert_range(lo, hi);
+                            let s = self.set(set);
+                            self.code.push(Inst::Set(s));
+                        }
+                    }
+                    if let Some(choice) = choice {
+                        ends.push(self.hole(Inst::Commit(0)));
+                        let next = self.here();
+                        self.patch(choice, next);
+                    }
+                }
+                let end = self.here();
+                for at in ends {
+                    self.patch(at, end);
+                }
+            }
+        }
+    }
+
+    /// Zero or more characters of `class`, if a byte span does that: the class has
+    /// none or all of the non-ASCII characters (valid UTF-8 never has an ASCII byte
+    /// inside a character, so spanning bytes >= 0x80 takes whole characters).
+    fn span(&mut self, class: &Class) -> bool {
+        let mut set = class.ascii();
+        match class.non_ascii_extent() {
+            Extent::None => {}
+            Extent::All => set.insert_range(0x80, 0xFF),
+            Extent::Some => return false,
+        }
+        let stops: Vec<u8> = set.complement().bytes().collect();
+        if (1..=3).contains(&stops.len()) {
+            let mut arr = [stops[0]; 3];
+            arr[..stops.len()].copy_from_slice(&stops);
+            self.code.push(Inst::SpanUntil {
+                stops: arr,
+                n: stops.len() as u8,
+            });
+        } else {
+            let s = self.set(set);
+            self.code.push(Inst::Span(s));
+        }
+        true
+    }
+
+    /// A head test that jumps to the returned hole when the next byte cannot start
+    /// `expr`.
+    fn head_test(&mut self, expr: &Expr, ctx: Ctx, skips: bool) -> Option<usize> {
+        let first = self.first(expr, ctx, skips, &mut Vec::new())?;
+        let set = self.set(first);
+        Some(self.hole(Inst::TestSet { set, miss: 0 }))
+    }
+
+    fn skip_call(&mut self, ctx: Ctx) {
+        // pest: WHITESPACE* then (COMMENT ~ WHITESPACE*)*, with no skips inside.
+        let ws = self.index.get("WHITESPACE").copied();
+        let comment = self.index.get("COMMENT").copied();
+        if let Some(ws) = ws {
+            self.loop_of(|c| c.call(ws, ctx));
+        }
+        if let Some(comment) = comment {
+            self.loop_of(|c| {
+                c.call(comment, ctx);
+                if let Some(ws) = ws {
+                    c.loop_of(|c| c.call(ws, ctx));
+                }
+            });
+        }
+    }
+
+    /// `body*` without skips: `L: Choice X; body; PartialCommit L; X:`.
+    fn loop_of(&mut self, body: impl FnOnce(&mut Self)) {
+        let choice = self.hole(Inst::Choice(0));
+        let top = self.here();
+        body(self);
+        self.code.push(Inst::PartialCommit(top));
+        let exit = self.here();
+        self.patch(choice, exit);
+    }
+
+    fn expr(&mut self, expr: &Expr, ctx: Ctx, skips: bool) -> Result<(), CompileError> {
+        if !matches!(expr, Expr::Str(_)) {
+            if let Some(class) = self.class_of(expr, ctx, skips, &mut Vec::new()) {
+                self.class(&class);
+                return Ok(());
+            }
+        }
+        match expr {
+            Expr::Str(s) => self.literal(s, false),
+            Expr::Insens(s) => self.literal(s, true),
+            // A range that is not a class cannot occur; keep the match total.
+            Expr::Range(..) => self.code.push(Inst::Fail),
+            Expr::Ident(name) => match self.index.get(name.as_str()) {
+                Some(&r) => self.call(r, ctx),
+                None => match name.as_str() {
+                    "SOI" => self.code.push(Inst::Soi),
+                    "EOI" => self.eoi_in(ctx),
+                    "NEWLINE" => {
+                        let newline = Expr::Choice(
+                            Box::new(Expr::Str("\n".into())),
+                            Box::new(Expr::Choice(
+                                Box::new(Expr::Str("\r\n".into())),
+                                Box::new(Expr::Str("\r".into())),
+                            )),
+                        );
+                        self.expr(&newline, ctx, false)?;
+                    }
+                    other => return Err(self.unsupported(format!("the built-in `{other}`"))),
+                },
+            },
+            Expr::PosPred(e) => {
+                // Choice L1; e; BackCommit L2; L1: Fail; L2:
+                let choice = self.hole(Inst::Choice(0));
+                self.expr(
+                    e,
+                    Ctx {
+                        capture: false,
+                        ..ctx
+                    },
+                    skips,
+                )?;
+                let back = self.hole(Inst::BackCommit(0));
+                let fail = self.here();
+                self.code.push(Inst::Fail);
+                let end = self.here();
+                self.patch(choice, fail);
+                self.patch(back, end);
+            }
+            Expr::NegPred(e) => {
+                // Choice L1; e; FailTwice; L1:
+                let choice = self.hole(Inst::Choice(0));
+                self.expr(
+                    e,
+                    Ctx {
+                        capture: false,
+                        ..ctx
+                    },
+                    skips,
+                )?;
+                self.code.push(Inst::FailTwice);
+                let end = self.here();
+                self.patch(choice, end);
+            }
+            Expr::Seq(a, b) => {
+                self.expr(a, ctx, skips)?;
+                if self.skip_active(ctx, skips) {
+                    self.skip_call(ctx);
+                }
+                self.expr(b, ctx, skips)?;
+            }
+            Expr::Choice(..) => self.choice(expr, ctx, skips)?,
+            Expr::Opt(e) => {
+                let test = self.head_test(e, ctx, skips);
+                let choice = self.hole(Inst::Choice(0));
+                self.expr(e, ctx, skips)?;
+                let commit = self.hole(Inst::Commit(0));
+                let end = self.here();
+                self.patch(choice, end);
+                self.patch(commit, end);
+                if let Some(test) = test {
+                    self.patch(test, end);
+                }
+            }
+            Expr::Rep(e) => self.repetition(e, ctx, skips)?,
+            Expr::Skip(strings) => self.skip_until(strings, ctx)?,
+            Expr::RestoreOnErr(e) => self.expr(e, ctx, skips)?,
+            _ => return Err(self.unsupported("a construct outside the supported subset")),
+        }
+        Ok(())
+    }
+
+    fn choice(&mut self, expr: &Expr, ctx: Ctx, skips: bool) -> Result<(), CompileError> {
+        let mut alternatives = Vec::new();
+        let mut rest = expr;
+        while let Expr::Choice(a, b) = rest {
+            alternatives.push(&**a);
+            rest = b;
+        }
+        alternatives.push(rest);
+        // Merge runs of single-character alternatives into one set.
+        let mut merged: Vec<Result<Class, &Expr>> = Vec::new();
+        for alt in alternatives {
+            let class = self.class_of(alt, ctx, skips, &mut Vec::new());
+            match (class, merged.last_mut()) {
+                (Some(c), Some(Ok(prev))) => *prev = prev.union(&c),
+                (Some(c), _) => merged.push(Ok(c)),
+                (None, _) => merged.push(Err(alt)),
+            }
+        }
+        let last = merged.len() - 1;
+        let mut ends = Vec::new();
+        for (i, alt) in merged.iter().enumerate() {
+            if i == last {
+                match alt {
+                    Ok(class) => self.class(class),
+                    Err(e) => self.expr(e, ctx, skips)?,
+                }
+                break;
+            }
+            let test = match alt {
+                Ok(class) => {
+                    let set = self.set(class.lead_bytes());
+                    Some(self.hole(Inst::TestSet { set, miss: 0 }))
+                }
+                Err(e) => self.head_test(e, ctx, skips),
+            };
+            let choice = self.hole(Inst::Choice(0));
+            match alt {
+                Ok(class) => self.class(class),
+                Err(e) => self.expr(e, ctx, skips)?,
+            }
+            ends.push(self.hole(Inst::Commit(0)));
+            let next = self.here();
+            self.patch(choice, next);
+            if let Some(test) = test {
+                self.patch(test, next);
+            }
+        }
+        let end = self.here();
+        for at in ends {
+            self.patch(at, end);
+        }
+        Ok(())
+    }
+
+    fn repetition(&mut self, e: &Expr, ctx: Ctx, skips: bool) -> Result<(), CompileError> {
+        let skip = self.skip_active(ctx, skips);
+        if !skip {
+            if let Some(class) = self.class_of(e, ctx, skips, &mut Vec::new()) {
+                if self.span(&class) {
+                    return Ok(());
+                }
+            }
+            // Tested: `L: TestSet X; Choice X; e; Commit L; X:` (nothing pending at
+            // the test). Untested: `Choice X; B: e; PartialCommit B; X:`.
+            let top = self.here();
+            let test = self.head_test(e, ctx, skips);
+            let choice = self.hole(Inst::Choice(0));
+            let body = self.here();
+            self.expr(e, ctx, skips)?;
+            if test.is_some() {
+                self.code.push(Inst::Commit(top));
+            } else {
+                self.code.push(Inst::PartialCommit(body));
+            }
+            let exit = self.here();
+            self.patch(choice, exit);
+            if let Some(test) = test {
+                self.patch(test, exit);
+            }
+            return Ok(());
+        }
+        // pest, non-atomic: (e ~ (skip ~ e)*)?
+        let outer = self.hole(Inst::Choice(0));
+        self.expr(e, ctx, skips)?;
+        let inner = self.hole(Inst::Choice(0));
+        let top = self.here();
+        self.skip_call(ctx);
+        self.expr(e, ctx, skips)?;
+        self.code.push(Inst::PartialCommit(top));
+        let inner_exit = self.here();
+        self.patch(inner, inner_exit);
+        let commit = self.hole(Inst::Commit(0));
+        let end = self.here();
+        self.patch(outer, end);
+        self.patch(commit, end);
+        Ok(())
+    }
+
+    /// pest's skip: to the first of `strings`, or to the end (never fails), that is
+    /// `(!(s1 | s2 | ...) ~ ANY)*`.
+    fn skip_until(&mut self, strings: &[String], ctx: Ctx) -> Result<(), CompileError> {
+        let singles: Option<Vec<char>> = strings
+            .iter()
+            .map(|s| {
+                let mut chars = s.chars();
+                let c = chars.next()?;
+                chars.next().is_none().then_some(c)
+            })
+            .collect();
+        if let Some(chars) = singles {
+            let refused = chars
+                .iter()
+                .fold(Class::default(), |acc, &c| acc.union(&Class::range(c, c)));
+            let class = refused.complement();
+            if self.span(&class) {
+                return Ok(());
+            }
+        }
+        if strings.iter().any(String::is_empty) {
+            // `!""` always fails: the skip matches nothing.
+            return Ok(());
+        }
+        let mut refused = Expr::Str(strings[strings.len() - 1].clone());
+        for s in strings[..strings.len() - 1].iter().rev() {
+            refused = Expr::Choice(Box::new(Expr::Str(s.clone())), Box::new(refused));
+        }
+        let step = Expr::Seq(
+            Box::new(Expr::NegPred(Box::new(refused))),
+            Box::new(Expr::Ident("ANY".into())),
+        );
+        let atomic = Ctx {
+            atomicity: Atomicity::Atomic,
+            ..ctx
+        };
+        self.repetition(&step, atomic, false)
+    }
+}

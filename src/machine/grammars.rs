@@ -1,0 +1,19 @@
+//! The dialect grammars of the crate, compiled once at first use.
+//!
+//! A grammar here is part of the crate: a tests asserts that each compiles, so the
+//! `expect` below can only fire on a grammar edit that the test suite refuses.
+
+use std::sync::OnceLock;
+
+use super::{compile, Program};
+
+/// The text of grammar/anthropic-xml.pest.
+pub const ANTHROPIC_XML: &str = include_str!("../../grammar/anthropic-xml.pest");
+
+/// The program of grammar/anthropic-xml.pest.
+pub fn anthropic_xml() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile(ANTHROPIC_XML).expect("grammar/anthropic-xml.pest compiles (tested)")
+    })
+}

@@ -1,0 +1,461 @@
+//! The oracle: the `pest_derive` parser of each grammar against the parsing machine
+//! running the same grammar, on every rule, on random and grammar-built inputs fed
+//! to the machine in random chunks. Matched or rejected, the end of the match and
+//! every capture span must be equal.
+
+use std::collections::HashMap;
+
+use pest_meta::optimizer::OptimizedExpr as Expr;
+use proptest::prelude::*;
+
+use super::compile::{compile_with, Miscompile};
+use super::*;
+
+/// What pest made of one input from one rule: the pairs in order, and where the
+/// top-level pair ends (for a rule that produces one).
+type Parsed = Option<(Vec<(String, usize, usize)>, Option<usize>)>;
+
+/// A pest_derive parser, driven by rule name.
+trait Oracle {
+    fn parse(rule: &str, input: &str) -> Parsed;
+}
+
+macro_rules! oracle {
+    ($module:ident, $($grammar:literal),+) => {
+        mod $module {
+            #![allow(missing_docs)]
+            use pest::Parser as _;
+            #[derive(pest_derive::Parser)]
+            $(#[grammar = $grammar])+
+            pub struct Grammar;
+
+            pub struct Oracle;
+            impl super::Oracle for Oracle {
+                fn parse(rule: &str, input: &str) -> super::Parsed {
+                    let rule = *Rule::all_rules().iter().find(|r| format!("{r:?}") == rule)?;
+                    let pairs = Grammar::parse(rule, input).ok()?;
+                    let top_end = pairs.clone().next().filter(|p| p.as_rule() == rule).map(|p| p.as_span().end());
+                    let flat = pairs
+                        .flatten()
+                        .map(|p| (format!("{:?}", p.as_rule()), p.as_span().start(), p.as_span().end()))
+                        .collect();
+                    Some((flat, top_end))
+                }
+            }
+        }
+    };
+}
+
+oracle!(anthropic_xml_oracle, "grammar/anthropic-xml.pest");
+oracle!(
+    sections_oracle,
+    "grammar/sections.pest",
+    "grammar/common.pest"
+);
+oracle!(kindaxml_oracle, "grammar/kindaxml.pest");
+oracle!(plurnk_oracle, "grammar/plurnk.pest");
+oracle!(transcript_oracle, "grammar/transcript.pest");
+
+oracle!(wide_oracle, "src/machine/oracle_wide.pest");
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// Builds inputs by walking the grammar, with mistakes thrown in.
+struct Builder {
+    rules: HashMap<String, Expr>,
+    names: Vec<String>,
+    /// Characters from the grammar's literals and ranges, plus a few others.
+    alphabet: Vec<char>,
+}
+
+impl Builder {
+    fn new(grammar: &str) -> Builder {
+        let (_, rules) = pest_meta::parse_and_optimize(grammar).expect("grammar");
+        let mut alphabet: Vec<char> = " \n\ta<>/\"'=é€😀\u{0}".chars().collect();
+        for rule in &rules {
+            for e in rule.expr.iter_top_down() {
+                match e {
+                    Expr::Str(s) | Expr::Insens(s) => alphabet.extend(s.chars()),
+                    Expr::Range(a, b) => alphabet.extend(a.chars().chain(b.chars())),
+                    Expr::Skip(strings) => alphabet.extend(strings.iter().flat_map(|s| s.chars())),
+                    _ => {}
+                }
+            }
+        }
+        alphabet.sort_unstable();
+        alphabet.dedup();
+        Builder {
+            names: rules.iter().map(|r| r.name.clone()).collect(),
+            rules: rules.into_iter().map(|r| (r.name, r.expr)).collect(),
+            alphabet,
+        }
+    }
+
+    fn any_char(&self, rng: &mut Rng) -> char {
+        self.alphabet[rng.below(self.alphabet.len())]
+    }
+
+    fn build(&self, expr: &Expr, rng: &mut Rng, depth: usize, out: &mut String) {
+        if out.len() > 200 {
+            return;
+        }
+        match expr {
+            Expr::Str(s) => {
+                out.push_str(s);
+                if rng.chance(3) {
+                    out.pop();
+                }
+            }
+            Expr::Insens(s) => out.extend(s.chars().map(|c| {
+                if rng.chance(50) {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })),
+            Expr::Range(a, b) => {
+                let (a, b) = (
+                    a.chars().next().unwrap() as u32,
+                    b.chars().next().unwrap() as u32,
+                );
+                let pick = match rng.below(4) {
+                    0 => a,
+                    1 => b,
+                    _ => a + (rng.next() % (u64::from(b.saturating_sub(a)) + 1)) as u32,
+                };
+                out.push(char::from_u32(pick).unwrap_or('x'));
+            }
+            Expr::Ident(name) => match name.as_str() {
+                "ANY" => out.push(self.any_char(rng)),
+                "SOI" | "EOI" => {}
+                "NEWLINE" => out.push_str(["\n", "\r\n", "\r"][rng.below(3)]),
+                "ASCII_DIGIT" => out.push((b'0' + rng.below(10) as u8) as char),
+                "ASCII_ALPHA" | "ASCII_ALPHANUMERIC" => {
+                    out.push((b'a' + rng.below(26) as u8) as char)
+                }
+                other => match self.rules.get(other) {
+                    Some(body) if depth < 12 => self.build(body, rng, depth + 1, out),
+                    Some(_) => {}
+                    None => out.push(self.any_char(rng)),
+                },
+            },
+            Expr::PosPred(e) if rng.chance(30) => self.build(e, rng, depth + 1, out),
+            Expr::NegPred(e) if rng.chance(15) => self.build(e, rng, depth + 1, out),
+            Expr::Seq(a, b) => {
+                self.build(a, rng, depth, out);
+                if rng.chance(2) {
+                    out.push(' ');
+                }
+                self.build(b, rng, depth, out);
+            }
+            Expr::Choice(..) => {
+                let mut alts = Vec::new();
+                let mut rest = expr;
+                while let Expr::Choice(a, b) = rest {
+                    alts.push(&**a);
+                    rest = b;
+                }
+                alts.push(rest);
+                let pick = alts[rng.below(alts.len())];
+                self.build(pick, rng, depth, out);
+            }
+            Expr::Opt(e) if rng.chance(50) => self.build(e, rng, depth, out),
+            Expr::Rep(e) => {
+                for _ in 0..rng.below(4) {
+                    self.build(e, rng, depth + 1, out);
+                }
+            }
+            Expr::Skip(strings) => {
+                for _ in 0..rng.below(5) {
+                    out.push(self.any_char(rng));
+                }
+                if rng.chance(70) && !strings.is_empty() {
+                    out.push_str(&strings[rng.below(strings.len())]);
+                }
+            }
+            Expr::RestoreOnErr(e) => self.build(e, rng, depth, out),
+            _ => {}
+        }
+    }
+
+    /// One input: built from a random rule (or random characters), then perhaps
+    /// damaged.
+    fn input(&self, rng: &mut Rng) -> String {
+        let mut out = String::new();
+        if rng.chance(15) {
+            for _ in 0..rng.below(16) {
+                out.push(self.any_char(rng));
+            }
+            return out;
+        }
+        let rule = &self.names[rng.below(self.names.len())];
+        self.build(&self.rules[rule], rng, 0, &mut out);
+        if rng.chance(40) {
+            let mut chars: Vec<char> = out.chars().collect();
+            for _ in 0..1 + rng.below(2) {
+                let at = rng.below(chars.len() + 1);
+                match rng.below(3) {
+                    0 if at < chars.len() => {
+                        chars.remove(at);
+                    }
+                    1 => chars.insert(at, self.any_char(rng)),
+                    _ => chars.truncate(at),
+                }
+            }
+            out = chars.into_iter().collect();
+        }
+        out
+    }
+}
+
+/// Runs `rule` on `input` fed in the chunks `cuts` makes, then finished.
+fn run_machine(
+    machine: &mut ParsingMachine<'_>,
+    rule: RuleId,
+    input: &[u8],
+    cuts: &[usize],
+) -> (Outcome, Vec<(String, usize, usize)>) {
+    machine.start(rule);
+    for &cut in cuts {
+        let outcome = machine.resume(&input[..cut]);
+        if outcome != Outcome::NeedMore {
+            break;
+        }
+    }
+    let outcome = machine.finish(input);
+    let program = machine.program();
+    let caps = match outcome {
+        Outcome::Matched { .. } => machine
+            .captures()
+            .iter()
+            .map(|c| (program.name(c.rule).to_string(), c.start, c.end))
+            .collect(),
+        _ => Vec::new(),
+    };
+    (outcome, caps)
+}
+
+/// Compares the machine with the oracle on one input for every rule; the first
+/// disagreement, described.
+fn disagreement<O: Oracle>(program: &Program, input: &str, rng: &mut Rng) -> Option<String> {
+    let mut machine = ParsingMachine::new(program);
+    let bytes = input.as_bytes();
+    for (i, name) in program.rule_names().iter().enumerate() {
+        if name == "EOI" {
+            continue;
+        }
+        let mut cuts: Vec<usize> = (0..rng.below(4))
+            .map(|_| rng.below(bytes.len() + 1))
+            .collect();
+        if rng.chance(10) {
+            cuts = (0..=bytes.len()).collect();
+        }
+        cuts.sort_unstable();
+        let (outcome, caps) = run_machine(&mut machine, RuleId(i as u16), bytes, &cuts);
+        let pest = O::parse(name, input);
+        if std::env::var("ORACLE_STATS").is_ok() {
+            eprintln!("STAT {name} {}", matches!(outcome, Outcome::Matched { .. }));
+        }
+        let agree = match (&outcome, &pest) {
+            (Outcome::Matched { end }, Some((pairs, top_end))) => {
+                &caps == pairs && top_end.is_none_or(|t| t == *end)
+            }
+            (Outcome::Rejected { .. }, None) => true,
+            _ => false,
+        };
+        if !agree {
+            return Some(format!(
+                "rule `{name}` on {input:?} (cuts {cuts:?}): machine {outcome:?} {caps:?}, pest {pest:?}"
+            ));
+        }
+    }
+    None
+}
+
+fn check_grammar<O: Oracle>(grammar: &str, seed: u64) -> Result<(), TestCaseError> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, (&'static Program, &'static Builder)>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let (program, builder) = CACHE.with(|cache| {
+        *cache
+            .borrow_mut()
+            .entry(grammar.to_string())
+            .or_insert_with(|| {
+                let program: &'static Program =
+                    Box::leak(Box::new(compile(grammar).expect("compiles")));
+                let builder: &'static Builder = Box::leak(Box::new(Builder::new(grammar)));
+                (program, builder)
+            })
+    });
+    let mut rng = Rng(seed | 1);
+    let input = builder.input(&mut rng);
+    if let Some(problem) = disagreement::<O>(program, &input, &mut rng) {
+        return Err(TestCaseError::fail(problem));
+    }
+    Ok(())
+}
+
+fn grammar_text(files: &[&str]) -> String {
+    files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(format!("{}/{f}", env!("CARGO_MANIFEST_DIR")))
+                .expect("grammar file")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Cases per grammar: every case runs every rule of the grammar, so each rule is
+/// checked on this many inputs.
+const CASES: u32 = 10_000;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: CASES, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn anthropic_xml_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<anthropic_xml_oracle::Oracle>(&grammar_text(&["grammar/anthropic-xml.pest"]), seed)?;
+    }
+
+    #[test]
+    fn sections_and_common_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<sections_oracle::Oracle>(&grammar_text(&["grammar/sections.pest", "grammar/common.pest"]), seed)?;
+    }
+
+    #[test]
+    fn kindaxml_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<kindaxml_oracle::Oracle>(&grammar_text(&["grammar/kindaxml.pest"]), seed)?;
+    }
+
+    #[test]
+    fn plurnk_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<plurnk_oracle::Oracle>(&grammar_text(&["grammar/plurnk.pest"]), seed)?;
+    }
+
+    #[test]
+    fn transcript_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<transcript_oracle::Oracle>(&grammar_text(&["grammar/transcript.pest"]), seed)?;
+    }
+
+    #[test]
+    fn whitespace_comments_and_every_rule_type_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<wide_oracle::Oracle>(&grammar_text(&["src/machine/oracle_wide.pest"]), seed)?;
+    }
+}
+
+#[test]
+fn a_deliberate_miscompilation_is_caught() {
+    let grammar = grammar_text(&["grammar/sections.pest", "grammar/common.pest"]);
+    let broken = compile_with(&grammar, Some(Miscompile::RangeEndExclusive)).expect("compiles");
+    let builder = Builder::new(&grammar);
+    let mut rng = Rng(0x5EED);
+    let caught = (0..5_000).find_map(|_| {
+        let input = builder.input(&mut rng);
+        disagreement::<sections_oracle::Oracle>(&broken, &input, &mut rng)
+    });
+    assert!(
+        caught.is_some(),
+        "the oracle did not notice ranges losing their last character"
+    );
+    // The same search on the correct program finds nothing.
+    let program = compile(&grammar).expect("compiles");
+    let mut rng = Rng(0x5EED);
+    for _ in 0..5_000 {
+        let input = builder.input(&mut rng);
+        assert_eq!(
+            disagreement::<sections_oracle::Oracle>(&program, &input, &mut rng),
+            None
+        );
+    }
+}
+
+#[test]
+fn unsupported_constructs_are_refused_naming_the_rule() {
+    let cases = [
+        ("a = { \"x\" }\nb = { PUSH(a) ~ POP }", "b", "PUSH"),
+        ("a = { \"x\" }\nb = { a ~ PEEK[..] }", "b", "PEEK"),
+        ("letter = { LETTER }", "letter", "LETTER"),
+        ("a = { \"x\" ~ DROP }", "a", "DROP"),
+    ];
+    for (grammar, rule, construct) in cases {
+        match compile(grammar) {
+            Err(CompileError::Unsupported {
+                rule: r,
+                construct: c,
+            }) => {
+                assert_eq!(r, rule, "{grammar}");
+                assert!(c.contains(construct), "{grammar}: {c}");
+            }
+            other => panic!("{grammar}: {other:?}"),
+        }
+    }
+    assert!(matches!(compile("a = { "), Err(CompileError::Pest(_))));
+}
+
+#[test]
+fn deep_recursion_is_refused_not_overflowed() {
+    let program = compile("nested = { \"(\" ~ nested? ~ \")\" }").expect("compiles");
+    let mut machine = ParsingMachine::new(&program);
+    machine.set_depth_limit(64);
+    let rule = program.rule("nested").expect("rule");
+    let deep = format!("{}{}", "(".repeat(100), ")".repeat(100));
+    machine.start(rule);
+    assert!(matches!(
+        machine.finish(deep.as_bytes()),
+        Outcome::TooDeep { .. }
+    ));
+    machine.start(rule);
+    assert_eq!(machine.finish(b"((()))"), Outcome::Matched { end: 6 });
+}
+
+#[test]
+fn need_more_keeps_the_state_and_decides_on_the_deciding_byte() {
+    let program = compile(&grammar_text(&["grammar/anthropic-xml.pest"])).expect("compiles");
+    let mut machine = ParsingMachine::new(&program);
+    let rule = program.rule("closer").expect("rule");
+    machine.start(rule);
+    let text = b"</thinking >tail";
+    for end in 0..12 {
+        assert_eq!(machine.resume(&text[..end]), Outcome::NeedMore, "{end}");
+    }
+    assert_eq!(machine.resume(&text[..12]), Outcome::Matched { end: 12 });
+    machine.start(rule);
+    assert_eq!(machine.resume(b"</thinkin"), Outcome::NeedMore);
+    assert!(matches!(
+        machine.resume(b"</thinkinx"),
+        Outcome::Rejected { furthest: 9 }
+    ));
+}
+
+#[test]
+fn every_grammar_of_the_crate_compiles() {
+    for files in [
+        &["grammar/anthropic-xml.pest"][..],
+        &["grammar/sections.pest", "grammar/common.pest"],
+        &["grammar/kindaxml.pest"],
+        &["grammar/plurnk.pest"],
+        &["grammar/transcript.pest"],
+    ] {
+        let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
+        assert!(!program.is_empty());
+    }
+    assert!(grammars::anthropic_xml().rule("opener").is_some());
+}
