@@ -32,8 +32,9 @@ pub use event::{Event, MarkupKind, Recovery};
 pub use grammar::{KindaxmlGrammar, Rule};
 pub use machine::KindaxmlMachine;
 pub use options::{
-    CdataUnclosed, DuplicateAttrs, Options, OptionsProblem, SelfClosingTarget, Strategy,
-    StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_TAG_BYTES,
+    CdataUnclosed, DuplicateAttrs, Options, OptionsProblem, RetroAnchor, SelfClosingTarget,
+    Strategy, StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_RETRO_OVERLAP, DEFAULT_MAX_TAG_BYTES,
+    MAX_RETRO_OVERLAP_LIMIT,
 };
 pub use reach::is_trim_char;
 pub use tag::{AttrValue, Attrs};
