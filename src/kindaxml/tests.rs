@@ -369,6 +369,15 @@ proptest! {
             let segments = whole["segments"].as_array().map(Vec::as_slice).unwrap_or_default();
             let joined: String = segments.iter().filter_map(|s| s["text"].as_str()).collect();
             prop_assert_eq!(Some(joined.as_str()), whole["text"].as_str());
+            // KX-27: at most `max_retro_overlap` retro spans and one other cover a byte.
+            let reach = match options["retro_anchor"].as_str() {
+                Some("previous_tag") => 1,
+                _ => options["max_retro_overlap"].as_u64().unwrap_or(16) as usize,
+            };
+            for segment in segments {
+                let covering = segment["annotations"].as_array().map_or(0, Vec::len);
+                prop_assert!(covering <= reach + 1, "{} covers {}", covering, segment);
+            }
         }
     }
 }
