@@ -126,6 +126,12 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "<CITE>",
             "</ cite>",
             "<cite href=http://x/y/>",
+            "</claim x=1>",
+            "</note/>",
+            "<note\n",
+            "<cite / id=2>",
+            "<cite a=\"1\"b='2'>",
+            "<label>... ",
         ],
         // Default options: human-assistant prompts.
         "transcript" => &[

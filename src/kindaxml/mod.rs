@@ -32,12 +32,11 @@ mod tag;
 
 pub use document::{Annotation, Document, DocumentFolder, Marker, Segment};
 pub use event::{Event, MarkupKind, Recovery};
-#[cfg(test)]
-use grammar::{KindaxmlGrammar, Rule};
 pub use machine::KindaxmlMachine;
 pub use options::{
-    CdataUnclosed, DuplicateAttrs, Options, OptionsProblem, SelfClosingTarget, Strategy,
-    StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_TAG_BYTES,
+    CdataUnclosed, DuplicateAttrs, Options, OptionsProblem, RetroAnchor, SelfClosingTarget,
+    Strategy, StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_RETRO_OVERLAP, DEFAULT_MAX_TAG_BYTES,
+    MAX_RETRO_OVERLAP_LIMIT,
 };
 pub use tag::{AttrValue, Attrs};
 
