@@ -412,7 +412,7 @@ pub struct Dialect {
     /// `what` selects among several renderings (for example `calls`), `input` is the
     /// JSON read from stdin. Returns the text to print, or a one-line error.
     pub render: Option<RenderFn>,
-    /// The JSON Schemas of the dialect's options and document (see [`schemas`]).
+    /// The JSON Schemas of the dialect's options and document (see [`Schemas`]).
     pub schemas: SchemasFn,
 }
 
