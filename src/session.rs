@@ -17,9 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::fold::{
-    write_json, DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE,
-};
+use crate::fold::{DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE};
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
 use crate::{anthropic_xml, kindaxml, plurnk, sections, transcript};
@@ -280,6 +278,7 @@ where
     ) -> io::Result<()> {
         for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
             self.take(false, piece, |_| {});
+            self.fold.release_settled();
             self.write_settled(layout, out)?;
         }
         Ok(())
@@ -293,12 +292,12 @@ where
         match array {
             Some(array) if array.started() => {
                 let mut rest = Vec::new();
-                write_json(&mut rest, self.fold.document(), layout)?;
+                self.fold.write_document(&mut rest, layout)?;
                 array.finish(&rest, out)
             }
             _ => {
                 let mut writer = buffered(out);
-                write_json(&mut writer, self.fold.document(), layout)?;
+                self.fold.write_document(&mut writer, layout)?;
                 io::Write::flush(&mut writer)
             }
         }
