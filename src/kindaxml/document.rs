@@ -270,6 +270,8 @@ impl Fold<Event> for DocumentFolder {
             .saturating_sub(1);
         for segment in &mut self.document.segments[self.released.min(settled)..settled] {
             segment.text = String::new();
+            // A list that grew by pushes has room for four: keep what it holds.
+            segment.annotations.shrink_to_fit();
         }
         self.released = self.released.max(settled);
     }
