@@ -1,12 +1,16 @@
-//! The dynamic layer: drive any dialect by name, with JSON options and JSON output.
+//! The registry: every dialect by name, driven with JSON options, writing JSON.
 //!
-//! The CLI and the conformance runner use this; embedders who know their dialect
-//! use the typed API of its module instead (`idiolect::sections::Parser`, ...).
+//! It sits above the dialects (which know nothing of it) and drives each through
+//! the traits of [`crate::fold`]. The CLI is built on it; embedders who know their
+//! dialect use the typed API of its module instead (`idiolect::sections::Parser`,
+//! ...).
 //!
 //! Every event a session emits is a JSON object with a `"type"` and a `"span"`
 //! (`[start, end]` byte offsets). In emission order the spans tile the input:
 //! each starts where the previous one ended (zero-width spans allowed), and the
-//! last ends at the input's length after `finish` (contract S8).
+//! last ends at the input's length after `finish` (contract S8). Events and
+//! documents are serialized from the dialect's typed values straight into the
+//! output, never through a `serde_json::Value` on the writing paths.
 
 use std::io;
 
