@@ -118,6 +118,17 @@ pub trait Fold<E> {
     /// holds only what is still open. Only called when [`Fold::SETTLED_KEY`] names
     /// the array.
     fn write_settled(&mut self, _out: &mut SettledArray) {}
+    /// Frees what of the document the fold can rebuild when it is written, for a
+    /// whole parse written as it is folded (kindaxml: the text of segments no
+    /// later event can change, which the output text holds too). [`Fold::document`]
+    /// may be incomplete afterwards; [`Fold::write_document`] is not. Default:
+    /// nothing.
+    fn release_settled(&mut self) {}
+    /// Writes the document (what [`Fold::write_settled`] left of it) as JSON in
+    /// `layout`: by default [`Fold::document`] serialized.
+    fn write_document(&self, out: &mut dyn io::Write, layout: Layout) -> io::Result<()> {
+        write_json(out, self.document(), layout)
+    }
 }
 
 /// Events that say which input bytes they cover (contract S8).
@@ -159,30 +170,9 @@ pub struct SettledArray {
     layout: Layout,
     written: usize,
     buf: Vec<u8>,
+    /// One pretty element before it is indented into `buf`.
+    scratch: Vec<u8>,
     error: Option<io::Error>,
-}
-
-/// An `io::Write` that indents every line after the first (JSON strings escape
-/// their newlines, so every raw newline is layout).
-struct Indented<'a> {
-    out: &'a mut Vec<u8>,
-    indent: &'static [u8],
-}
-
-impl io::Write for Indented<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let mut rest = bytes;
-        while let Some(at) = memchr::memchr(b'\n', rest) {
-            self.out.extend_from_slice(&rest[..=at]);
-            self.out.extend_from_slice(self.indent);
-            rest = &rest[at + 1..];
-        }
-        self.out.extend_from_slice(rest);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 impl SettledArray {
@@ -193,6 +183,7 @@ impl SettledArray {
             layout,
             written: 0,
             buf: Vec::new(),
+            scratch: Vec::new(),
             error: None,
         }
     }
@@ -216,12 +207,20 @@ impl SettledArray {
         let result = match self.layout {
             Layout::Compact => serde_json::to_writer(&mut self.buf, value),
             Layout::Pretty => {
+                // Serialized at the top level, then indented two levels in one pass:
+                // JSON strings escape their newlines, so every raw newline is layout.
+                // (An indenting writer would pay a call per token serde writes.)
+                self.scratch.clear();
+                let result = serde_json::to_writer_pretty(&mut self.scratch, value);
                 self.buf.extend_from_slice(b"\n    ");
-                let indented = Indented {
-                    out: &mut self.buf,
-                    indent: b"    ",
-                };
-                serde_json::to_writer_pretty(indented, value)
+                let mut rest = &self.scratch[..];
+                while let Some(at) = memchr::memchr(b'\n', rest) {
+                    self.buf.extend_from_slice(&rest[..=at]);
+                    self.buf.extend_from_slice(b"    ");
+                    rest = &rest[at + 1..];
+                }
+                self.buf.extend_from_slice(rest);
+                result
             }
         };
         if let Err(e) = result {

@@ -2,7 +2,7 @@
 //! streams.
 //!
 //! Each dialect is a pest grammar plus a small state machine; the shared
-//! [`reentry`] layer feeds it chunk by chunk and resumes at safe boundaries, so
+//! re-entry layer (the machinery behind [`Stream`]) feeds it chunk by chunk and resumes at safe boundaries, so
 //! events come out the moment they are decided. Folding a dialect's events gives
 //! its document, which is exactly what parsing the whole input gives.
 //!

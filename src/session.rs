@@ -1,12 +1,16 @@
-//! The dynamic layer: drive any dialect by name, with JSON options and JSON output.
+//! The registry: every dialect by name, driven with JSON options, writing JSON.
 //!
-//! The CLI and the conformance runner use this; embedders who know their dialect
-//! use the typed API of its module instead (`idiolect::sections::Parser`, ...).
+//! It sits above the dialects (which know nothing of it) and drives each through
+//! the traits of [`crate::fold`]. The CLI is built on it; embedders who know their
+//! dialect use the typed API of its module instead (`idiolect::sections::Parser`,
+//! ...).
 //!
 //! Every event a session emits is a JSON object with a `"type"` and a `"span"`
 //! (`[start, end]` byte offsets). In emission order the spans tile the input:
 //! each starts where the previous one ended (zero-width spans allowed), and the
-//! last ends at the input's length after `finish` (contract S8).
+//! last ends at the input's length after `finish` (contract S8). Events and
+//! documents are serialized from the dialect's typed values straight into the
+//! output, never through a `serde_json::Value` on the writing paths.
 
 use std::io;
 
@@ -17,9 +21,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::fold::{
-    write_json, DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE,
-};
+use crate::fold::{DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE};
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
 use crate::{anthropic_xml, kindaxml, plurnk, sections, transcript};
@@ -280,6 +282,7 @@ where
     ) -> io::Result<()> {
         for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
             self.take(false, piece, |_| {});
+            self.fold.release_settled();
             self.write_settled(layout, out)?;
         }
         Ok(())
@@ -293,12 +296,12 @@ where
         match array {
             Some(array) if array.started() => {
                 let mut rest = Vec::new();
-                write_json(&mut rest, self.fold.document(), layout)?;
+                self.fold.write_document(&mut rest, layout)?;
                 array.finish(&rest, out)
             }
             _ => {
                 let mut writer = buffered(out);
-                write_json(&mut writer, self.fold.document(), layout)?;
+                self.fold.write_document(&mut writer, layout)?;
                 io::Write::flush(&mut writer)
             }
         }
@@ -427,7 +430,7 @@ pub struct Dialect {
     /// `what` selects among several renderings (for example `calls`), `input` is the
     /// JSON read from stdin. Returns the text to print, or a one-line error.
     pub render: Option<RenderFn>,
-    /// The JSON Schemas of the dialect's options and document (see [`schemas`]).
+    /// The JSON Schemas of the dialect's options and document (see [`Schemas`]).
     pub schemas: SchemasFn,
 }
 
