@@ -13,6 +13,9 @@
 //!   sequences, and continuations cut at the first stop.
 //! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
+//! The [`machine`] module compiles the grammars into programs for a resumable parsing
+//! machine, which stops when the bytes run out and continues with the next chunk.
+//!
 //! The [`session`] module drives any dialect by name with JSON options; the CLI
 //! and the conformance runner are built on it.
 #![warn(missing_docs)]

@@ -20,7 +20,7 @@
 mod document;
 mod entities;
 mod event;
-mod grammar;
+pub(crate) mod grammar;
 mod machine;
 mod options;
 mod render;
