@@ -19,9 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use idiolect::reentry::{Machine, Stream};
-use idiolect::session::WHOLE_PARSE_PIECE;
+use idiolect::fold::WHOLE_PARSE_PIECE;
+use idiolect::Fold;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript};
+use idiolect::{Machine, Stream};
 use support::*;
 
 /// Feeds `input` in chunks of `chunk` bytes and counts the events (a whole-document
@@ -61,6 +62,25 @@ fn kindaxml_with(options: kindaxml::Options) -> impl Fn(&[u8], usize) -> usize {
             input,
             chunk,
         )
+    }
+}
+
+/// Like [`kindaxml_with`], but folds the events into the document, as
+/// `kindaxml::parse` does: where overlapping `retro_line` spans cost (KX-27).
+fn kindaxml_document_with(options: kindaxml::Options) -> impl Fn(&[u8], usize) -> usize {
+    move |input, chunk| {
+        let mut parser = kindaxml::Parser::with_options(&options).expect("options");
+        let mut folder = kindaxml::DocumentFolder::new();
+        for piece in input.chunks(chunk.max(1)) {
+            for event in parser.feed(piece) {
+                folder.push(&event);
+            }
+        }
+        for event in parser.finish() {
+            folder.push(&event);
+        }
+        let doc = folder.into_document();
+        doc.segments.iter().map(|s| s.annotations.len()).sum()
     }
 }
 
@@ -466,6 +486,21 @@ fn main() {
         &kindaxml_unclosed_line(100_000 / bench.scale),
         kindaxml_run,
     );
+    // The same line folded into the document: each cite's `retro_line` span reaches
+    // back to the line start, past at most 15 earlier cites (`max_retro_overlap`).
+    bench.pathological(
+        "kindaxml: document of 100k postfix cites on one line (retro spans overlap 16 deep)",
+        &kindaxml_unclosed_line(100_000 / bench.scale),
+        kindaxml_document_with(kindaxml::Options::default()),
+    );
+    bench.pathological(
+        "kindaxml: document of 100k postfix cites on one line, `retro_anchor: previous_tag`",
+        &kindaxml_unclosed_line(100_000 / bench.scale),
+        kindaxml_document_with(kindaxml::Options {
+            retro_anchor: kindaxml::RetroAnchor::PreviousTag,
+            ..Default::default()
+        }),
+    );
 
     println!("\n## Scaling (whole-document time at 1, 4 and 16 MB; 16 MB / 1 MB: whole, at 16-byte chunks, and whole with the core's caches cleared before each run)\n");
     println!("| input | 1 MB | 4 MB | 16 MB | 16/1 whole | 16/1 at 16 B | 16/1 whole, cold |");
@@ -603,14 +638,13 @@ fn main() {
 }
 
 /// The reference crate configured like idiolect's kindaxml defaults: the same
-/// recognized tags, no auto-close on unknown tags (its default recognizes no tag).
+/// recognized tags (its default recognizes none); both auto-close on unknown tags.
 fn reference_config() -> kindaxml_ref::ParserConfig {
     kindaxml_ref::ParserConfig {
         recognized_tags: ["cite", "claim", "note", "todo", "metric", "risk", "label"]
             .into_iter()
             .map(String::from)
             .collect(),
-        autoclose_on_any_tag: false,
         ..Default::default()
     }
 }

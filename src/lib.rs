@@ -13,26 +13,36 @@
 //!   sequences, and continuations cut at the first stop.
 //! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
+//! Every dialect has the same shape: `Options`, `Parser` (`Parser::with_options`,
+//! then `feed(&[u8])` and `finish()`), `Event`, `Document`, `parse(&str, &Options)`,
+//! and `render` where the dialect renders. The traits behind that shape live in
+//! [`fold`], beside the re-entry layer that drives every [`Machine`].
+//!
+//! The [`session`] module is the registry above the dialects: it drives any
+//! dialect by name with JSON options and writes typed events and documents as
+//! JSON; the CLI is built on it. The conformance harness is behind the
+//! `conformance` feature (on with the default `cli` feature).
+//!
 //! The [`machine`] module compiles the grammars into programs for a resumable parsing
 //! machine, which stops when the bytes run out and continues with the next chunk.
-//!
-//! The [`session`] module drives any dialect by name with JSON options; the CLI
-//! and the conformance runner are built on it.
 #![warn(missing_docs)]
 
 pub mod anthropic_xml;
 pub mod attrs;
+#[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod fold;
 pub mod kindaxml;
 pub mod machine;
 pub mod plurnk;
-pub mod reentry;
+mod reentry;
 pub mod sections;
 pub mod session;
 pub mod span;
 pub mod transcript;
 
-pub use reentry::{Machine, Stream, Verdict};
+pub use fold::{DialectMachine, Fold, Layout};
+pub use reentry::{Machine, Stream};
 pub use session::{dialect, dialects, Dialect, Session};
 pub use span::Span;
 

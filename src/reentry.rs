@@ -15,6 +15,12 @@
 //! keeps its own resumable probe (see [`Verdict`]) that remembers how far it has
 //! looked, so the total work stays linear even at 1-byte chunks (contract S5).
 
+/// The largest value a size option (`max_tag_bytes`, `max_statement_bytes`) takes
+/// effect with: 4 GiB less one byte. A larger value is clamped to it, which changes
+/// nothing but keeps every bound computed from it (a hold-back bound, a limit plus a
+/// lookahead) free of overflow; no unit that large is ever held.
+pub const MAX_SIZE_OPTION: usize = u32::MAX as usize;
+
 /// What a resumable boundary probe says about the unit it has seen so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -187,16 +193,6 @@ impl Reentry {
     /// An empty layer at offset 0.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Absolute offset of the first undecided byte.
-    pub fn decided(&self) -> usize {
-        self.offset
-    }
-
-    /// Bytes currently held undecided (pending text plus a carried partial char).
-    pub fn held(&self) -> usize {
-        self.buf.len() - self.start + self.carry_len
     }
 
     /// How many invalid UTF-8 sequences have been replaced with U+FFFD.
@@ -409,8 +405,13 @@ impl<M: Machine> Stream<M> {
         &self.machine
     }
 
+    /// How many invalid UTF-8 sequences were replaced with U+FFFD so far.
+    pub fn replaced(&self) -> usize {
+        self.reentry.replaced()
+    }
+
     /// The re-entry layer (offsets, held bytes, replacement count).
-    pub fn reentry(&self) -> &Reentry {
+    pub(crate) fn reentry(&self) -> &Reentry {
         &self.reentry
     }
 }

@@ -8,13 +8,21 @@
 //! each starts where the previous one ended (zero-width spans allowed), and the
 //! last ends at the input's length after `finish` (contract S8).
 
+use std::io;
+
 use schemars::generate::SchemaSettings;
 use schemars::transform::RecursiveTransform;
 use schemars::{JsonSchema, Schema};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::fold::{
+    write_json, DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE,
+};
 use crate::reentry::{Machine, Stream};
+use crate::span::Span;
+use crate::{anthropic_xml, kindaxml, plurnk, sections, transcript};
 
 /// Options JSON that a dialect could not accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,97 +53,72 @@ impl OptionsError {
 }
 
 /// Deserializes a dialect's options from JSON (`null` means all defaults).
-pub fn options_from_json<T: serde::de::DeserializeOwned + Default>(
+pub(crate) fn options_from_json<T: DeserializeOwned + Default>(
     dialect: &'static str,
     options: &Value,
 ) -> Result<T, OptionsError> {
     if options.is_null() {
         return Ok(T::default());
     }
-    serde_json::from_value(options.clone()).map_err(|e| OptionsError::new(dialect, e.to_string()))
+    T::deserialize(options).map_err(|e| OptionsError::new(dialect, e.to_string()))
 }
 
 /// A running parse of one input, driven with bytes and producing JSON.
+///
+/// Three ways to consume it, all writing JSON straight from the dialect's typed
+/// events and document:
+/// - as a stream of events: [`Session::feed_json`] and [`Session::finish_json`]
+///   (one line of JSON per event, what `idiolect stream` prints);
+/// - as one document written while it is folded: [`Session::feed_document`] and
+///   [`Session::finish_document`] (what `idiolect parse` and `idiolect batch` do;
+///   settled items are written and dropped, so memory stays near the input size);
+/// - as JSON values, for tests and tools that inspect events: [`Session::feed`],
+///   [`Session::finish`], [`Session::document`] (not a fast path).
 pub trait Session {
-    /// Feeds a chunk; pushes the events it decided.
+    /// Feeds a chunk; pushes the events it decided, as JSON values.
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>);
-    /// Ends the input; pushes the events end-of-input decides.
+    /// Ends the input; pushes the events end-of-input decides, as JSON values.
     fn finish(&mut self, events: &mut Vec<Value>);
-    /// The document folded from every event so far (complete after `finish`).
+    /// The document folded from every event so far (complete after `finish`), as
+    /// a JSON value.
     fn document(&self) -> Value;
+    /// Feeds a chunk; appends each event it decided to `out` as one line of
+    /// compact JSON (ending in `\n`).
+    fn feed_json(&mut self, bytes: &[u8], out: &mut Vec<u8>);
+    /// Ends the input; appends the events end-of-input decides as lines of JSON.
+    fn finish_json(&mut self, out: &mut Vec<u8>);
+    /// Feeds a piece of a whole parse: folds its events (emitting none) and writes
+    /// to `out` the part of the document that no later input can change. Every
+    /// call of one parse must use the same `layout`; end with
+    /// [`Session::finish_document`]. Afterwards [`Session::document`] holds only
+    /// what was not written yet.
+    fn feed_document(
+        &mut self,
+        bytes: &[u8],
+        layout: Layout,
+        out: &mut dyn io::Write,
+    ) -> io::Result<()>;
+    /// Ends a parse begun with [`Session::feed_document`] (or with no input at
+    /// all) and writes the rest of the document, in `layout`, without a final
+    /// newline. The bytes written in all equal those of serializing the finished
+    /// document at once.
+    fn finish_document(&mut self, layout: Layout, out: &mut dyn io::Write) -> io::Result<()>;
     /// The most bytes the dialect may hold back undecided with these options, or
     /// `None` when a unit is held whole until it completes (documented per dialect).
     fn hold_back_bound(&self) -> Option<usize>;
     /// Whether the document is free of errors (the CLI exits 1 when it is not).
-    fn is_clean(&self) -> bool {
-        true
-    }
+    fn is_clean(&self) -> bool;
     /// How many invalid UTF-8 sequences were replaced with U+FFFD so far.
-    fn replaced_sequences(&self) -> usize {
-        0
-    }
+    fn replaced_sequences(&self) -> usize;
     /// Stops folding events into the document: events are still emitted, but
     /// [`Session::document`] no longer grows, so memory stays flat however long the
     /// input (for consumers of the event stream, such as `idiolect stream`).
     /// [`Session::is_clean`] keeps working.
-    fn stop_folding(&mut self) {}
-    /// Feeds input and folds its events without returning them: a whole-document
-    /// parse that never holds more than one piece's events at a time.
-    fn feed_folding(&mut self, bytes: &[u8]) {
-        let mut events = Vec::new();
-        for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
-            self.feed(piece, &mut events);
-            events.clear();
-        }
-    }
-}
-
-/// Piece size for whole-document parses: the input is fed in pieces this large so
-/// that the events of one piece are folded (and freed) before the next is parsed.
-/// Any split gives the same document (S2), so this changes nothing but memory.
-pub const WHOLE_PARSE_PIECE: usize = 64 * 1024;
-
-/// Parses a whole input with `stream`, folding every event into `fold`.
-pub fn fold_whole<M: Machine, F: Fold<M::Event>>(
-    mut stream: Stream<M>,
-    input: &[u8],
-    fold: &mut F,
-) {
-    for piece in input.chunks(WHOLE_PARSE_PIECE) {
-        for event in stream.feed(piece) {
-            fold.push(&event);
-        }
-    }
-    for event in stream.finish() {
-        fold.push(&event);
-    }
-}
-
-/// Folds a dialect's events into its document, one event at a time.
-pub trait Fold<E> {
-    /// The folded document.
-    type Document: Serialize;
-    /// Folds one more event in.
-    fn push(&mut self, event: &E);
-    /// The document so far.
-    fn document(&self) -> &Self::Document;
-    /// Whether the document is free of errors.
-    fn is_clean(&self) -> bool {
-        true
-    }
-    /// Whether this event alone makes the document unclean (an error item, a
-    /// diagnostic). Lets a session that does not fold still know
-    /// [`Session::is_clean`]; it must agree with [`Fold::is_clean`].
-    fn marks_unclean(_event: &E) -> bool
-    where
-        Self: Sized,
-    {
-        false
-    }
+    fn stop_folding(&mut self);
 }
 
 /// A [`Session`] made of a typed [`Stream`] and a [`Fold`].
-pub struct TypedSession<M: Machine, F> {
+struct TypedSession<M: Machine, F> {
     stream: Stream<M>,
     fold: F,
     hold_back_bound: Option<usize>,
@@ -147,11 +130,13 @@ pub struct TypedSession<M: Machine, F> {
     folding: bool,
     /// Whether an event marked the document unclean (tracked even without folding).
     unclean: bool,
+    /// The document's leading array while it is written as it settles.
+    settled: Option<SettledArray>,
 }
 
-impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
+impl<M: Machine, F> TypedSession<M, F> {
     /// A session over `machine`, folding into `fold`.
-    pub fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
+    fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
         TypedSession {
             stream: Stream::new(machine),
             fold,
@@ -160,69 +145,163 @@ impl<M: Machine, F: Fold<M::Event>> TypedSession<M, F> {
             reported: 0,
             folding: true,
             unclean: false,
+            settled: None,
         }
+    }
+
+    /// The `invalid_utf8` diagnostic owed after a feed, if the feed replaced
+    /// invalid UTF-8: `{"type":"invalid_utf8","replaced":N,"span":[p,p]}`,
+    /// zero-width at the end of what has been emitted, with N the number of
+    /// sequences replaced since the last such event. It changes no document.
+    fn replacements(&mut self) -> Option<InvalidUtf8> {
+        let replaced = self.stream.reentry().replaced();
+        if replaced <= self.reported {
+            return None;
+        }
+        let event = InvalidUtf8 {
+            kind: "invalid_utf8",
+            replaced: replaced - self.reported,
+            span: Span::empty(self.covered),
+        };
+        self.reported = replaced;
+        Some(event)
     }
 }
 
-fn push_json<E: Serialize>(event: &E, events: &mut Vec<Value>) {
-    // Event types are plain data (strings, numbers, maps with string keys), so
-    // serializing them cannot fail; an empty object would still keep the stream going.
-    events.push(serde_json::to_value(event).unwrap_or(Value::Null));
+/// The diagnostic event a session adds when invalid UTF-8 was replaced.
+#[derive(Serialize)]
+struct InvalidUtf8 {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    replaced: usize,
+    span: Span,
 }
 
-impl<M: Machine, F> TypedSession<M, F> {
-    /// Appends an `invalid_utf8` event when the last feed replaced invalid UTF-8:
-    /// `{"type":"invalid_utf8","replaced":N,"span":[p,p]}`, zero-width at the end of
-    /// what has been emitted, with N the number of sequences replaced since the last
-    /// such event. It is a diagnostic only: it changes no document.
-    fn report_replacements(&mut self, first: usize, events: &mut Vec<Value>) {
-        if let Some(end) = events[first..]
-            .iter()
-            .rev()
-            .find_map(|e| e["span"][1].as_u64())
-        {
-            self.covered = end as usize;
+/// Appends `value` to `out` as one line of compact JSON.
+fn push_line<T: Serialize>(value: &T, out: &mut Vec<u8>) {
+    // Events are plain data (strings, numbers, maps with string keys) written to
+    // memory: serializing them cannot fail.
+    if serde_json::to_writer(&mut *out, value).is_ok() {
+        out.push(b'\n');
+    }
+}
+
+fn push_value<T: Serialize>(value: &T, out: &mut Vec<Value>) {
+    // As in `push_line`: plain data always converts.
+    out.push(serde_json::to_value(value).unwrap_or(Value::Null));
+}
+
+/// A buffered writer over `out` with room for large writes.
+fn buffered(out: &mut dyn io::Write) -> io::BufWriter<&mut dyn io::Write> {
+    io::BufWriter::with_capacity(64 * 1024, out)
+}
+
+impl<M, F> TypedSession<M, F>
+where
+    M: Machine,
+    M::Event: Serialize + Spanned,
+    F: Fold<M::Event>,
+{
+    /// Runs `events` (what one feed or the finish decided) through the fold and
+    /// hands each to `emit`.
+    fn take(&mut self, finish: bool, bytes: &[u8], mut emit: impl FnMut(&M::Event)) {
+        let events = if finish {
+            self.stream.finish()
+        } else {
+            self.stream.feed(bytes)
+        };
+        for event in events {
+            self.unclean |= F::marks_unclean(&event);
+            if self.folding {
+                self.fold.push(&event);
+            }
+            self.covered = event.span().end;
+            emit(&event);
         }
-        let replaced = self.stream.reentry().replaced();
-        if replaced > self.reported {
-            events.push(serde_json::json!({
-                "type": "invalid_utf8",
-                "replaced": replaced - self.reported,
-                "span": [self.covered, self.covered],
-            }));
-            self.reported = replaced;
+    }
+
+    fn values(&mut self, finish: bool, bytes: &[u8], out: &mut Vec<Value>) {
+        self.take(finish, bytes, |e| push_value(e, out));
+        if let Some(diagnostic) = self.replacements() {
+            push_value(&diagnostic, out);
         }
+    }
+
+    fn lines(&mut self, finish: bool, bytes: &[u8], out: &mut Vec<u8>) {
+        self.take(finish, bytes, |e| push_line(e, out));
+        if let Some(diagnostic) = self.replacements() {
+            push_line(&diagnostic, out);
+        }
+    }
+
+    fn write_settled(&mut self, layout: Layout, out: &mut dyn io::Write) -> io::Result<()> {
+        let Some(key) = F::SETTLED_KEY else {
+            return Ok(());
+        };
+        let array = self
+            .settled
+            .get_or_insert_with(|| SettledArray::new(key, layout));
+        self.fold.write_settled(array);
+        array.drain_to(out)
     }
 }
 
 impl<M, F> Session for TypedSession<M, F>
 where
     M: Machine,
-    M::Event: Serialize,
+    M::Event: Serialize + Spanned,
     F: Fold<M::Event>,
 {
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>) {
-        let first = events.len();
-        for event in self.stream.feed(bytes) {
-            self.unclean |= F::marks_unclean(&event);
-            if self.folding {
-                self.fold.push(&event);
-            }
-            push_json(&event, events);
-        }
-        self.report_replacements(first, events);
+        self.values(false, bytes, events);
     }
 
     fn finish(&mut self, events: &mut Vec<Value>) {
-        let first = events.len();
-        for event in self.stream.finish() {
-            self.unclean |= F::marks_unclean(&event);
-            if self.folding {
-                self.fold.push(&event);
-            }
-            push_json(&event, events);
+        self.values(true, &[], events);
+    }
+
+    fn document(&self) -> Value {
+        serde_json::to_value(self.fold.document()).unwrap_or(Value::Null)
+    }
+
+    fn feed_json(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        self.lines(false, bytes, out);
+    }
+
+    fn finish_json(&mut self, out: &mut Vec<u8>) {
+        self.lines(true, &[], out);
+    }
+
+    fn feed_document(
+        &mut self,
+        bytes: &[u8],
+        layout: Layout,
+        out: &mut dyn io::Write,
+    ) -> io::Result<()> {
+        for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
+            self.take(false, piece, |_| {});
+            self.write_settled(layout, out)?;
         }
-        self.report_replacements(first, events);
+        Ok(())
+    }
+
+    fn finish_document(&mut self, layout: Layout, out: &mut dyn io::Write) -> io::Result<()> {
+        self.take(true, &[], |_| {});
+        self.replacements();
+        self.write_settled(layout, out)?;
+        let array = self.settled.take();
+        match array {
+            Some(array) if array.started() => {
+                let mut rest = Vec::new();
+                write_json(&mut rest, self.fold.document(), layout)?;
+                array.finish(&rest, out)
+            }
+            _ => {
+                let mut writer = buffered(out);
+                write_json(&mut writer, self.fold.document(), layout)?;
+                io::Write::flush(&mut writer)
+            }
+        }
     }
 
     fn stop_folding(&mut self) {
@@ -233,18 +312,6 @@ where
         self.stream.reentry().replaced()
     }
 
-    fn feed_folding(&mut self, bytes: &[u8]) {
-        for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
-            for event in self.stream.feed(piece) {
-                self.fold.push(&event);
-            }
-        }
-    }
-
-    fn document(&self) -> Value {
-        serde_json::to_value(self.fold.document()).unwrap_or(Value::Null)
-    }
-
     fn hold_back_bound(&self) -> Option<usize> {
         self.hold_back_bound
     }
@@ -252,6 +319,99 @@ where
     fn is_clean(&self) -> bool {
         !self.unclean && self.fold.is_clean()
     }
+}
+
+/// Opens a session of a dialect whose machine is `M`: the generic path of every
+/// dialect's [`Dialect::open`].
+fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>
+where
+    M: DialectMachine + 'static,
+    M::Options: DeserializeOwned,
+    M::Event: Serialize + Spanned,
+    M::Folder: 'static,
+{
+    let options: M::Options = options_from_json(M::NAME, options)?;
+    let machine =
+        M::with_options(&options).map_err(|e| OptionsError::new(M::NAME, e.to_string()))?;
+    let bound = machine.hold_back_bound();
+    let folder = M::folder(&options, spans, 0);
+    Ok(Box::new(TypedSession::new(machine, folder, bound)))
+}
+
+/// The transcript dialect's sessions: one machine per mode.
+fn open_transcript(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+    use crate::transcript::{
+        Mode, PromptMachine, RenderFolder, RenderMachine, RequestMachine, ScanMachine,
+    };
+    let parsed: transcript::Options = options_from_json("transcript", options)?;
+    match parsed.mode {
+        Mode::Parse => open::<PromptMachine>(options, spans),
+        Mode::Scan => open::<ScanMachine>(options, spans),
+        Mode::Request => open::<RequestMachine>(options, spans),
+        Mode::Render => {
+            parsed
+                .check()
+                .map_err(|e| OptionsError::new("transcript", e.to_string()))?;
+            // The options as given (not as defaulted) override the input's own
+            // options key by key (TR-60).
+            let given = if options.is_object() {
+                options.clone()
+            } else {
+                Value::Null
+            };
+            Ok(Box::new(TypedSession::new(
+                RenderMachine::new(given),
+                RenderFolder::default(),
+                None,
+            )))
+        }
+    }
+}
+
+/// `idiolect render transcript`: `what` is `None` (the JSON document),
+/// `prompt` (the prompt text), `stop_sequences` (a JSON array) or `request`
+/// (the provider request of request mode, TR-90).
+fn render_transcript(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String> {
+    if what == Some("request") {
+        let parsed: transcript::Options =
+            options_from_json("transcript", options).map_err(|e| e.to_string())?;
+        parsed
+            .check()
+            .map_err(|e| format!("invalid transcript options: {e}"))?;
+        let request =
+            transcript::build_request_value(input, &transcript::request_overrides(&parsed))
+                .map_err(|e| e.to_string())?;
+        return Ok(pretty(&request));
+    }
+    let rendered = transcript::render_value(input, options).map_err(|e| e.to_string())?;
+    match what {
+        None => Ok(pretty(&rendered)),
+        Some("prompt") => Ok(rendered.prompt),
+        Some("stop_sequences") => Ok(pretty(&rendered.stop_sequences)),
+        Some(other) => Err(format!(
+            "transcript renders the prompt, not {other:?} (try prompt, stop_sequences or request)"
+        )),
+    }
+}
+
+/// `idiolect render anthropic-xml`: `what` is `calls` (the default), `results` or
+/// `tools`; `input` the JSON array to render.
+fn render_anthropic_xml(
+    what: Option<&str>,
+    input: &Value,
+    options: &Value,
+) -> Result<String, String> {
+    let options: anthropic_xml::Options =
+        options_from_json("anthropic-xml", options).map_err(|e| e.to_string())?;
+    anthropic_xml::render_json(what, input, &options)
+}
+
+/// Pretty JSON of plain data and a newline, for the renderers' JSON output.
+fn pretty<T: Serialize>(value: &T) -> String {
+    // Plain data (strings and lists of strings) always serializes.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// A dialect as the CLI and the conformance runner see it.
@@ -297,7 +457,7 @@ pub struct Schemas {
 
 /// The schemas of a dialect whose options deserialize into `O` and whose document
 /// serializes from `D`: the [`SchemasFn`] of the dialects in this crate.
-pub fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
+fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
     Schemas {
         options: schema_for::<O>(SchemaSettings::draft2020_12().for_deserialize()),
         document: schema_for::<D>(
@@ -335,16 +495,49 @@ impl std::fmt::Debug for Dialect {
 
 /// Every dialect this build knows, in a stable order.
 pub fn dialects() -> &'static [Dialect] {
-    &[
-        crate::sections::DIALECT,
-        crate::anthropic_xml::DIALECT,
-        crate::kindaxml::DIALECT,
-        crate::transcript::DIALECT,
-        crate::plurnk::DIALECT,
-    ]
+    &DIALECTS
 }
 
 /// The dialect called `name`, if there is one.
 pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
+
+pub(crate) const DIALECTS: [Dialect; 5] = [
+    Dialect {
+        name: "sections",
+        summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
+        open: open::<sections::SectionMachine>,
+        render: None,
+        schemas: schemas::<sections::Options, sections::Document>,
+    },
+    Dialect {
+        name: "anthropic-xml",
+        summary: "prose, thinking, tool calls and tool results in one stream (XML tool calling)",
+        open: open::<anthropic_xml::AnthropicXmlMachine>,
+        render: Some(render_anthropic_xml),
+        schemas: schemas::<anthropic_xml::Options, anthropic_xml::Document>,
+    },
+    Dialect {
+        name: "kindaxml",
+        summary: "tolerant XML-ish annotations (<cite id=1>, <claim>…</claim>, <todo/>) with deterministic recovery",
+        open: open::<kindaxml::KindaxmlMachine>,
+        render: None,
+        schemas: schemas::<kindaxml::Options, kindaxml::Document>,
+    },
+    Dialect {
+        name: "transcript",
+        summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop, build provider requests",
+        open: open_transcript,
+        render: Some(render_transcript),
+        schemas: schemas::<transcript::Options, transcript::Document>,
+    },
+    Dialect {
+        name: "plurnk",
+        summary:
+            "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
+        open: open::<plurnk::PlurnkMachine>,
+        render: None,
+        schemas: schemas::<plurnk::Options, plurnk::Document>,
+    },
+];

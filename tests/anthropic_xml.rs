@@ -5,7 +5,7 @@ use idiolect::anthropic_xml::{
     self, render_calls, render_results, Block, CallSpec, Document, DocumentFolder, Options,
     ResultSpec, PREFIX,
 };
-use idiolect::session::Fold;
+use idiolect::Fold;
 use indexmap::IndexMap;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};

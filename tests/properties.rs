@@ -44,6 +44,9 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "</Think>",
             "<run-bash",
             "\0",
+            "\\",
+            "<think a=\"1\"b={\"\\\"}\"}c>",
+            "<summary x='\\'y",
         ],
         // The prefixed form is assembled with concat!, never typed out (DESIGN §5).
         "anthropic-xml" => &[
@@ -123,6 +126,12 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "<CITE>",
             "</ cite>",
             "<cite href=http://x/y/>",
+            "</claim x=1>",
+            "</note/>",
+            "<note\n",
+            "<cite / id=2>",
+            "<cite a=\"1\"b='2'>",
+            "<label>... ",
         ],
         // Default options: human-assistant prompts.
         "transcript" => &[
@@ -175,6 +184,8 @@ fn vocabulary(dialect: &str) -> Option<&'static [&'static str]> {
             "é",
             "🦀",
             "\0",
+            "x",
+            "<<EDIT outer(x):y:EDIT outer",
         ],
         _ => return None,
     })

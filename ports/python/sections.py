@@ -155,6 +155,7 @@ class Opener(Candidate):
         self.value = ""
         self.depth = 0  # brace depth of a {...} value
         self.quote = None  # the quote of a quoted value, or of a string inside {...}
+        self.escaped = False  # right after a backslash in a string inside {...} (SEC-5a)
         self.self_closing = False
 
     def put(self, value):
@@ -173,10 +174,10 @@ class Opener(Candidate):
         self.section = self.registry.lookup(self.tag.lower())
         if self.section is None:  # empty, unregistered, or cut short (SEC-7)
             return FAIL
-        return self.after_name_or_value(ch)
+        return self.after_name(ch)
 
-    def after_name_or_value(self, ch):
-        # After the name or a quoted/brace value: whitespace must come before an attribute.
+    def after_name(self, ch):
+        # SEC-4: whitespace must come between the name and the first attribute.
         if ch in WS:
             self.state = self.between
             return MORE
@@ -186,6 +187,10 @@ class Opener(Candidate):
             self.state = self.slash
             return MORE
         return FAIL
+
+    def after_value(self, ch):
+        # SEC-4a: after a closing quote or brace the next key may follow at once.
+        return self.between(ch)
 
     def between(self, ch):
         if ch in WS:
@@ -238,6 +243,7 @@ class Opener(Candidate):
             self.value = ch
             self.depth = 1
             self.quote = None
+            self.escaped = False
             self.state = self.braced
             return MORE
         if ch == ">" or ch in NOT_UNQUOTED:  # `a=>` is malformed, an empty value
@@ -249,7 +255,7 @@ class Opener(Candidate):
     def quoted(self, ch):
         if ch == self.quote:
             self.put(self.value)
-            self.state = self.after_name_or_value
+            self.state = self.after_value
         else:
             self.value += ch
         return MORE
@@ -257,7 +263,11 @@ class Opener(Candidate):
     def braced(self, ch):
         self.value += ch
         if self.quote is not None:  # inside a string in the braces
-            if ch == self.quote:
+            if self.escaped:  # SEC-5a: the character after a backslash never ends it
+                self.escaped = False
+            elif ch == "\\":
+                self.escaped = True
+            elif ch == self.quote:
                 self.quote = None
         elif ch in BRACE_STRING_QUOTES:
             self.quote = ch
@@ -269,7 +279,7 @@ class Opener(Candidate):
             self.depth -= 1
             if self.depth == 0:
                 self.put(self.value)
-                self.state = self.after_name_or_value
+                self.state = self.after_value
         return MORE
 
     def unquoted(self, ch):

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::event::Event;
-use crate::session::Fold;
+use crate::fold::{Fold, SettledArray};
 use crate::span::Span;
 
 /// One tool call.
@@ -124,6 +124,8 @@ pub struct DocumentFolder {
     stray: String,
     /// The parameter whose value deltas are arriving.
     param: String,
+    /// Blocks already written out and dropped ([`Fold::write_settled`]).
+    settled: usize,
 }
 
 impl DocumentFolder {
@@ -191,7 +193,7 @@ impl Fold<Event> for DocumentFolder {
         match event {
             Event::Text { text, index, .. } => {
                 // A new index starts a new prose block; the same index continues it.
-                let continues = self.document.blocks.len() == index + 1;
+                let continues = self.settled + self.document.blocks.len() == index + 1;
                 match self.document.blocks.last_mut() {
                     Some(Block::Text { text: t, .. }) if continues => t.push_str(text),
                     _ => self.push_block(Block::Text {
@@ -314,5 +316,23 @@ impl Fold<Event> for DocumentFolder {
 
     fn document(&self) -> &Document {
         &self.document
+    }
+
+    fn into_document(self) -> Document {
+        self.document
+    }
+
+    const SETTLED_KEY: Option<&'static str> = Some("blocks");
+
+    fn write_settled(&mut self, out: &mut SettledArray) {
+        // Only the last block can still grow or change.
+        let blocks = &mut self.document.blocks;
+        if blocks.len() > 1 {
+            let n = blocks.len() - 1;
+            for block in blocks.drain(..n) {
+                out.element(&block);
+            }
+            self.settled += n;
+        }
     }
 }

@@ -133,9 +133,11 @@ impl AnthropicXmlMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
         options.validate()?;
+        let mut options = options.clone();
+        options.max_tag_bytes = options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION);
         let tags = ParsingMachine::new(grammar::program());
         Ok(AnthropicXmlMachine {
-            options: options.clone(),
+            options,
             mode: Mode::Top,
             tags,
             probing: false,

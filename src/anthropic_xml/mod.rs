@@ -41,51 +41,46 @@ pub use render::{
 };
 pub use typing::{heuristic, typed_input};
 
+pub(crate) use render::render_json;
+
+use crate::fold::{self, DialectMachine, Spanned};
 use crate::reentry::Stream;
-use crate::session::{self, OptionsError, Session, TypedSession};
+use crate::span::Span;
 
 /// The optional tag prefix (AX-2), assembled from pieces so that the prefixed tags
 /// never appear literally in the source.
 pub const PREFIX: &str = concat!("ant", "ml:");
 
-/// The streaming parser: feed chunks, get [`Event`]s.
+/// The streaming parser: feed chunks, get [`Event`]s. Build it with
+/// `Parser::with_options`, which fails on invalid options.
 pub type Parser = Stream<AnthropicXmlMachine>;
-
-impl Stream<AnthropicXmlMachine> {
-    /// A streaming anthropic-xml parser; fails on invalid options.
-    pub fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
-        Ok(Stream::new(AnthropicXmlMachine::new(options)?))
-    }
-}
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut folder = DocumentFolder::new(false);
-    session::fold_whole(
-        Parser::with_options(options)?,
-        input.as_bytes(),
-        &mut folder,
-    );
-    Ok(folder.into_document())
+    fold::parse_whole::<AnthropicXmlMachine>(input, options)
 }
 
-fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    let options: Options = session::options_from_json("anthropic-xml", options)?;
-    let machine = AnthropicXmlMachine::new(&options)
-        .map_err(|e| OptionsError::new("anthropic-xml", e.to_string()))?;
-    let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(
-        machine,
-        DocumentFolder::new(spans),
-        Some(bound),
-    )))
+impl DialectMachine for AnthropicXmlMachine {
+    const NAME: &'static str = "anthropic-xml";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = DocumentFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        AnthropicXmlMachine::new(options)
+    }
+
+    fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
+        DocumentFolder::new(spans)
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(AnthropicXmlMachine::hold_back_bound(self))
+    }
 }
 
-/// The anthropic-xml dialect for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "anthropic-xml",
-    summary: "prose, thinking, tool calls and tool results in one stream (XML tool calling)",
-    open,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+impl Spanned for Event {
+    fn span(&self) -> Span {
+        Event::span(self)
+    }
+}

@@ -237,31 +237,33 @@ fn from_input<T: serde::de::DeserializeOwned>(input: &Value, what: &str) -> Resu
     serde_json::from_value(input.clone()).map_err(|e| format!("{what}: {e}"))
 }
 
-/// The dialect's [`crate::session::RenderFn`]: `what` is `calls` (the default),
-/// `results` or `tools`; `input` the JSON array to render.
-pub fn render(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String> {
-    let options: Options =
-        crate::session::options_from_json("anthropic-xml", options).map_err(|e| e.to_string())?;
+/// Renders JSON for the registry (`idiolect render`): `what` is `calls` (the
+/// default), `results` or `tools`; `input` the JSON array to render.
+pub(crate) fn render_json(
+    what: Option<&str>,
+    input: &Value,
+    options: &Options,
+) -> Result<String, String> {
     options.validate().map_err(|e| e.to_string())?;
     match what.unwrap_or("calls") {
         "calls" => {
             let calls: Vec<CallSpec> =
                 from_input(input, "calls must be an array of {name, params | input}")?;
-            render_calls(&calls, &options).map_err(|e| e.to_string())
+            render_calls(&calls, options).map_err(|e| e.to_string())
         }
         "results" => {
             let results: Vec<ResultSpec> = from_input(
                 input,
                 "results must be an array of {tool_use_id?, is_error?, content}",
             )?;
-            Ok(render_results(&results, &options))
+            Ok(render_results(&results, options))
         }
         "tools" => {
             let tools: Vec<ToolDefinition> = from_input(
                 input,
                 "tools must be an array of {name, description?, input_schema?}",
             )?;
-            Ok(render_tools(&tools, &options))
+            Ok(render_tools(&tools, options))
         }
         other => Err(format!(
             "unknown rendering {other:?}: use calls, results or tools"

@@ -41,11 +41,38 @@ pub enum Command {
         #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
         chunk_size: u64,
     },
+    /// Parse many documents: JSON Lines records (or files), one JSON line out per
+    /// record, in input order, on every core.
+    Batch {
+        /// The dialect (see `idiolect dialects`).
+        dialect: String,
+        /// JSON Lines files to read, in order; `-` or nothing reads stdin. With
+        /// `--files`, the documents themselves, one per file.
+        inputs: Vec<PathBuf>,
+        /// Each input file is one whole document (not JSON Lines).
+        #[arg(long)]
+        files: bool,
+        /// The record field that holds the text.
+        #[arg(long, default_value = "text", value_name = "NAME")]
+        field: String,
+        /// The record field copied to the output line as `id`, when present.
+        #[arg(long, default_value = "id", value_name = "NAME")]
+        id_field: String,
+        /// Worker threads (default: one per core).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: Option<u64>,
+        #[command(flatten)]
+        options: OptionArgs,
+        /// Give every item its byte span in its document.
+        #[arg(long)]
+        spans: bool,
+    },
     /// Render JSON read from stdin into the dialect's text.
     Render {
         /// The dialect (see `idiolect dialects`).
         dialect: String,
-        /// Which rendering, for dialects with several (anthropic-xml: calls, results, tools).
+        /// Which rendering, for dialects with several (anthropic-xml: calls, results,
+        /// tools; transcript: prompt, stop_sequences, request).
         #[arg(long)]
         what: Option<String>,
         #[command(flatten)]
@@ -64,6 +91,10 @@ pub enum Command {
         /// With --port: also send each input as chunks, under the port schedule.
         #[arg(long, requires = "port")]
         chunks: bool,
+        /// With --port: compare object keys in order too (the in-process runner always
+        /// does), so the source-order rules are checked on the port.
+        #[arg(long, requires = "port")]
+        ordered: bool,
         /// Case names (`dialect::case`) a port is known to fail, one per line.
         #[arg(long, value_name = "FILE")]
         skip: Option<PathBuf>,

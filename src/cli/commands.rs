@@ -1,12 +1,13 @@
-//! The commands: parse, stream, render, dialects.
+//! The commands: parse, stream, batch, render, dialects.
 
-use std::io::{Read, Write};
+use std::io::{BufWriter, Read, Write};
 
 use serde_json::Value;
 
 use super::args::{Cli, Command, OptionArgs};
 use super::input::{build_options, plain, Source};
 use super::CliError;
+use idiolect::fold::{Layout, WHOLE_PARSE_PIECE};
 use idiolect::session::{Dialect, Session};
 
 /// Runs a parsed command line; returns the exit code.
@@ -27,23 +28,13 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             spans,
             compact,
         } => {
-            let (dialect, mut session) = open(&dialect, &options, spans)?;
-            let _ = dialect;
-            let input = Source::from_arg(file).read_all()?;
-            let mut events = Vec::new();
-            session.feed_folding(&input);
-            session.finish(&mut events);
-            warn_replacements(session.as_ref());
-            let document = session.document();
-            let mut text = if compact {
-                serde_json::to_string(&document)
+            let (_, session) = open(&dialect, &options, spans)?;
+            let layout = if compact {
+                Layout::Compact
             } else {
-                serde_json::to_string_pretty(&document)
-            }
-            .map_err(|e| CliError::new(format!("cannot print the document: {e}")))?;
-            text.push('\n');
-            write_stdout(text.as_bytes())?;
-            Ok(if session.is_clean() { 0 } else { 1 })
+                Layout::Pretty
+            };
+            parse(session, Source::from_arg(file), layout)
         }
         Command::Stream {
             dialect,
@@ -56,10 +47,36 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             session.stop_folding();
             stream(session, Source::from_arg(file), chunk_size as usize)
         }
+        Command::Batch {
+            dialect,
+            inputs,
+            files,
+            field,
+            id_field,
+            threads,
+            options,
+            spans,
+        } => {
+            let found = find(&dialect)?;
+            let options = build_options(found.name, &options)?;
+            // Refuse bad options once, before any record (exit 2).
+            (found.open)(&options, spans).map_err(|e| CliError::new(e.to_string()))?;
+            super::batch::run(super::batch::Plan {
+                dialect: found,
+                options,
+                spans,
+                inputs,
+                files,
+                field,
+                id_field,
+                threads,
+            })
+        }
         Command::Conformance {
             dialect,
             port,
             chunks,
+            ordered,
             skip,
             root,
         } => super::conformance::run(super::conformance::Plan {
@@ -67,6 +84,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             dialect,
             port,
             chunks,
+            ordered,
             skip,
         }),
         Command::Render {
@@ -98,19 +116,24 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
     }
 }
 
+/// The dialect called `name`, or a message listing the known ones.
+fn find(name: &str) -> Result<&'static Dialect, CliError> {
+    idiolect::dialect(name).ok_or_else(|| {
+        let known: Vec<&str> = idiolect::dialects().iter().map(|d| d.name).collect();
+        CliError::new(format!(
+            "unknown dialect {name:?}; known dialects: {}",
+            known.join(", ")
+        ))
+    })
+}
+
 /// Finds the dialect and opens a session with the assembled options.
 fn open(
     name: &str,
     args: &OptionArgs,
     spans: bool,
 ) -> Result<(&'static Dialect, Box<dyn Session>), CliError> {
-    let Some(dialect) = idiolect::dialect(name) else {
-        let known: Vec<&str> = idiolect::dialects().iter().map(|d| d.name).collect();
-        return Err(CliError::new(format!(
-            "unknown dialect {name:?}; known dialects: {}",
-            known.join(", ")
-        )));
-    };
+    let dialect = find(name)?;
     let options = build_options(dialect.name, args)?;
     let session = (dialect.open)(&options, spans).map_err(|e| CliError::new(e.to_string()))?;
     Ok((dialect, session))
@@ -128,14 +151,59 @@ fn warn_replacements(session: &dyn Session) {
 /// Writes to stdout; a closed stdout ends the program quietly (exit 0).
 fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(CliError::new(format!("cannot write stdout: {}", plain(&e)))),
+    out.write_all(bytes)
+        .and_then(|_| out.flush())
+        .map_err(stdout_error)
+}
+
+/// A failed write to stdout: a closed stdout (a pipe whose reader left) ends the
+/// program quietly with exit 0; anything else is an IO error.
+pub fn stdout_error(e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    CliError::new(format!("cannot write stdout: {}", plain(&e)))
+}
+
+/// Reads bytes into `buf`; `Ok(0)` at end of input.
+fn read_some(reader: &mut dyn Read, buf: &mut [u8], source: &Source) -> Result<usize, CliError> {
+    loop {
+        match reader.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(source.error(&e)),
+        }
     }
 }
 
-/// Reads the input as it arrives and prints each event as one flushed JSON line.
+/// Parses the whole input and writes the document as it is folded: the input is
+/// read in pieces and never held whole, and what of the document is settled is
+/// written (and dropped) as it goes.
+fn parse(mut session: Box<dyn Session>, source: Source, layout: Layout) -> Result<i32, CliError> {
+    let mut reader = source.open()?;
+    let mut buf = vec![0u8; WHOLE_PARSE_PIECE];
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(WHOLE_PARSE_PIECE, stdout.lock());
+    loop {
+        let n = read_some(&mut reader, &mut buf, &source)?;
+        if n == 0 {
+            break;
+        }
+        session
+            .feed_document(&buf[..n], layout, &mut out)
+            .map_err(stdout_error)?;
+    }
+    session
+        .finish_document(layout, &mut out)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush())
+        .map_err(stdout_error)?;
+    warn_replacements(session.as_ref());
+    Ok(if session.is_clean() { 0 } else { 1 })
+}
+
+/// Reads the input as it arrives and prints each event as one JSON line, flushed
+/// after every chunk.
 fn stream(
     mut session: Box<dyn Session>,
     source: Source,
@@ -143,33 +211,21 @@ fn stream(
 ) -> Result<i32, CliError> {
     let mut reader = source.open()?;
     let mut buf = vec![0u8; chunk_size];
-    let mut events = Vec::new();
-    let mut line = Vec::new();
+    let mut lines = Vec::new();
     loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(source.error(&e)),
-        };
-        session.feed(&buf[..n], &mut events);
-        print_events(&mut events, &mut line)?;
+        let n = read_some(&mut reader, &mut buf, &source)?;
+        if n == 0 {
+            break;
+        }
+        lines.clear();
+        session.feed_json(&buf[..n], &mut lines);
+        if !lines.is_empty() {
+            write_stdout(&lines)?;
+        }
     }
-    session.finish(&mut events);
-    print_events(&mut events, &mut line)?;
+    lines.clear();
+    session.finish_json(&mut lines);
+    write_stdout(&lines)?;
     warn_replacements(session.as_ref());
     Ok(if session.is_clean() { 0 } else { 1 })
-}
-
-fn print_events(events: &mut Vec<Value>, line: &mut Vec<u8>) -> Result<(), CliError> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    line.clear();
-    for event in events.drain(..) {
-        serde_json::to_writer(&mut *line, &event)
-            .map_err(|e| CliError::new(format!("cannot print an event: {e}")))?;
-        line.push(b'\n');
-    }
-    write_stdout(line)
 }

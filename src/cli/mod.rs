@@ -5,6 +5,7 @@
 //! always with a one-line message on stderr.
 
 mod args;
+mod batch;
 mod commands;
 mod conformance;
 mod input;

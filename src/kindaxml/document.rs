@@ -2,9 +2,10 @@
 //!
 //! Segments are maintained as events arrive. An annotation event cuts the segment
 //! holding its start and the one holding its end (found by binary search) and joins
-//! the segments in between. Every annotation reaches back at most to the previous
-//! recognized tag (KX-18), so it touches a bounded number of recent segments, and the
-//! whole fold is linear: no loop over all spans at any boundary.
+//! the segments in between. An annotation reaches back at most past the
+//! `max_retro_overlap` recognized tags before it on its line (KX-18), so it touches a
+//! bounded number of recent segments, and the whole fold is linear: no loop over all
+//! spans at any boundary.
 
 use compact_str::CompactString;
 use schemars::JsonSchema;
@@ -12,7 +13,7 @@ use serde::Serialize;
 
 use super::event::{Event, Recovery};
 use super::tag::Attrs;
-use crate::session::Fold;
+use crate::fold::Fold;
 
 /// One annotation: a tag and its attributes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -96,8 +97,8 @@ impl DocumentFolder {
         self.document
     }
 
-    /// The index of the segment holding output offset `at`. Annotations reach back
-    /// only a few segments (KX-18), so the search starts from the end.
+    /// The index of the segment holding output offset `at`. Most annotations reach
+    /// back only a few segments (KX-18), so the search starts from the end.
     fn segment_at(&self, at: usize) -> usize {
         let starts = &self.starts;
         for (i, &start) in starts.iter().enumerate().rev().take(4) {
@@ -208,5 +209,9 @@ impl Fold<Event> for DocumentFolder {
 
     fn document(&self) -> &Document {
         &self.document
+    }
+
+    fn into_document(self) -> Document {
+        DocumentFolder::into_document(self)
     }
 }

@@ -24,8 +24,6 @@ pub enum Recovery {
     ForwardUntilNewline,
     /// Chosen by `forward_next_token`.
     ForwardNextToken,
-    /// `noop`: no text.
-    Noop,
 }
 
 /// Markup that produces no output text and decides no annotation (KX-23).

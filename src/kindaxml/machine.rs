@@ -20,7 +20,8 @@ struct Unit<'a> {
     text: &'a str,
     /// The tag name (empty for a literal block opener).
     name: &'a str,
-    has_attrs: bool,
+    /// Whether a start tag has attributes or junk to take apart.
+    needs_scan: bool,
 }
 
 /// A recognized tag whose annotation is not decided yet.
@@ -60,27 +61,18 @@ fn forward_of(strategy: Strategy) -> Option<Forward> {
     }
 }
 
-fn recovery_of(strategy: Strategy) -> Recovery {
-    match strategy {
-        Strategy::RetroLine => Recovery::RetroLine,
-        Strategy::ForwardUntilTag => Recovery::ForwardUntilTag,
-        Strategy::ForwardUntilNewline => Recovery::ForwardUntilNewline,
-        Strategy::ForwardNextToken => Recovery::ForwardNextToken,
-        Strategy::Noop => Recovery::Noop,
-    }
-}
-
 impl KindaxmlMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
+        let config = Config::new(options)?;
         Ok(KindaxmlMachine {
-            config: Config::new(options)?,
             probe: None,
             in_cdata: false,
             out_len: 0,
-            line: LineTracker::default(),
+            line: LineTracker::new(config.retro_reach),
             open: None,
             scratch: Vec::new(),
+            config,
         })
     }
 
@@ -158,21 +150,34 @@ impl KindaxmlMachine {
         }
     }
 
-    /// Closes the open tag as unclosed, here (KX-13 cases 2 and 3).
+    /// Closes the open tag as unclosed, here (KX-13 cases 2 and 3). Under `noop`
+    /// an unclosed tag annotates nothing at all (KX-16).
     fn decide_unclosed(&mut self, span: Span, out: &mut Vec<Event>) {
         let Some(open) = self.open.take() else { return };
         let forward = open.forward.and_then(|f| f.span());
         let (range, why) = if !open.closable {
             (forward, Recovery::SelfClosing)
         } else {
-            let range = match open.strategy {
-                Strategy::RetroLine => open.retro,
-                Strategy::Noop => None,
-                _ => forward,
-            };
-            (range, recovery_of(open.strategy))
+            match open.strategy {
+                Strategy::RetroLine => (open.retro, Recovery::RetroLine),
+                Strategy::ForwardUntilTag => (forward, Recovery::ForwardUntilTag),
+                Strategy::ForwardUntilNewline => (forward, Recovery::ForwardUntilNewline),
+                Strategy::ForwardNextToken => (forward, Recovery::ForwardNextToken),
+                Strategy::Noop => return,
+            }
         };
         out.push(self.annotate(open, range, why, span));
+    }
+
+    /// A tag was read (KX-16): `forward_until_tag` stops at it.
+    fn tag_read(&mut self) {
+        if let Some(Open {
+            forward: Some(forward),
+            ..
+        }) = self.open.as_mut()
+        {
+            forward.tag_read();
+        }
     }
 
     /// Acts on a complete unit; returns false if it turns out to be text after all.
@@ -186,46 +191,47 @@ impl KindaxmlMachine {
                 true
             }
             UnitKind::End => {
-                // The probe recognizes `</name ws* >` exactly; the name is all pest
-                // would find.
-                match self.config.lookup(found.name.as_bytes()) {
-                    Some(index) => {
-                        let closes = self
-                            .open
-                            .as_ref()
-                            .is_some_and(|o| o.closable && o.tag == index);
-                        if closes {
-                            if let Some(open) = self.open.take() {
-                                let range = Some((open.pos, self.out_len));
-                                out.push(self.annotate(open, range, Recovery::Explicit, span));
-                            }
-                            self.line.anchor_here();
-                        } else if self.config.stray == StrayEndTagPolicy::Drop {
-                            self.emit_markup(MarkupKind::StrayEndTag, span, out);
-                        } else {
-                            self.emit_text(unit, start, out);
-                        }
-                        true
+                // The probe recognizes end tags exactly; the name is all pest would
+                // find.
+                let Some(index) = self.config.lookup(found.name.as_bytes()) else {
+                    return self.take_unknown(unit, span, false, out);
+                };
+                self.tag_read();
+                let closes = self
+                    .open
+                    .as_ref()
+                    .is_some_and(|o| o.closable && o.tag == index);
+                if closes {
+                    if let Some(open) = self.open.take() {
+                        let range = Some((open.pos, self.out_len));
+                        out.push(self.annotate(open, range, Recovery::Explicit, span));
                     }
-                    None => self.take_unknown(unit, span, false, out),
+                    self.line.anchor_here();
+                } else if self.config.stray == StrayEndTagPolicy::Drop {
+                    self.emit_markup(MarkupKind::StrayEndTag, span, out);
+                } else {
+                    self.emit_text(unit, start, out);
                 }
+                true
             }
             UnitKind::Start => {
-                let parsed = if found.has_attrs {
+                let Some(index) = self.config.lookup(found.name.as_bytes()) else {
+                    return self.take_unknown(unit, span, true, out);
+                };
+                let parsed = if found.needs_scan {
                     match tag::scan_start(unit, self.config.duplicates, &mut self.scratch) {
                         Some(parsed) => parsed,
                         None => return false,
                     }
                 } else {
-                    // `<name ws*>` or `<name ws*/>`: nothing more to take apart.
+                    // `<name ws* (/ ws*)? >`: nothing more to take apart.
                     tag::StartTag {
                         name: found.name,
                         attrs: Attrs::new(),
-                        self_closing: unit.ends_with("/>"),
+                        self_closing: unit[..unit.len() - 1]
+                            .trim_end_matches(['\r', '\n', ' ', '\t'])
+                            .ends_with('/'),
                     }
-                };
-                let Some(index) = self.config.lookup(parsed.name.as_bytes()) else {
-                    return self.take_unknown(unit, span, true, out);
                 };
                 self.decide_unclosed(Span::empty(start), out);
                 let retro = self.line.retro_span();
@@ -276,7 +282,7 @@ impl KindaxmlMachine {
             _ if starts && self.config.autoclose_on_any_tag => {
                 self.decide_unclosed(Span::empty(span.start), out);
             }
-            _ => {}
+            _ => self.tag_read(),
         }
         if self.config.unknown_mode == UnknownMode::Strip {
             self.emit_markup(MarkupKind::UnknownTag, span, out);
@@ -351,7 +357,8 @@ impl Machine for KindaxmlMachine {
                 if verdict == Verdict::NeedMore && eof {
                     verdict = probe.region_end();
                 }
-                let (kind, name, has_attrs) = (probe.kind(), probe.name(), probe.has_attrs());
+                let (kind, name) = (probe.kind(), probe.name());
+                let needs_scan = probe.needs_scan();
                 match verdict {
                     Verdict::NeedMore => {
                         self.emit_text(&pending[run..at], base + run, out);
@@ -365,7 +372,7 @@ impl Machine for KindaxmlMachine {
                             kind,
                             text: &pending[at..at + len],
                             name: &pending[at + name.start..at + name.end],
-                            has_attrs,
+                            needs_scan,
                         };
                         if self.take_unit(unit, base + at, out) {
                             at += len;

@@ -8,6 +8,27 @@ use serde::{Deserialize, Serialize};
 /// Default for [`Options::max_tag_bytes`].
 pub const DEFAULT_MAX_TAG_BYTES: usize = 4096;
 
+/// Default for [`Options::max_retro_overlap`].
+pub const DEFAULT_MAX_RETRO_OVERLAP: usize = 16;
+
+/// The largest [`Options::max_retro_overlap`] accepted: it multiplies the size of
+/// the document in the worst case (KX-27).
+pub const MAX_RETRO_OVERLAP_LIMIT: usize = 1024;
+
+/// Where `retro_line` starts looking back from (KX-18).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetroAnchor {
+    /// The start of the output line (after the most recent newline), but no
+    /// further back than the `max_retro_overlap`-th most recent recognized tag on
+    /// that line.
+    #[default]
+    LineStart,
+    /// The previous recognized tag on the line (or the line start): several
+    /// postfix tags on one line each annotate only the text since the one before.
+    PreviousTag,
+}
+
 /// What a well-formed tag with an unknown name does (KX-14).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -34,7 +55,7 @@ pub enum Strategy {
     ForwardUntilNewline,
     /// The first token after the tag.
     ForwardNextToken,
-    /// No text: a marker at the tag.
+    /// Nothing: an unclosed tag annotates nothing at all.
     Noop,
 }
 
@@ -98,6 +119,12 @@ pub struct Options {
     pub autoclose_on_any_tag: bool,
     /// The recovery strategy per recognized tag; others use `retro_line`.
     pub per_tag_recovery_strategy: IndexMap<String, Strategy>,
+    /// Where `retro_line` starts looking back from.
+    pub retro_anchor: RetroAnchor,
+    /// Under `retro_anchor: "line_start"`, the most `retro_line` annotations that
+    /// can cover one output byte: a span reaches back no further than the
+    /// `max_retro_overlap`-th most recent recognized tag on its line.
+    pub max_retro_overlap: usize,
     /// Whether recovered spans lose leading and trailing whitespace and punctuation.
     pub trim_punctuation: bool,
     /// Whether tag names compare byte for byte (else ASCII case-insensitively).
@@ -128,8 +155,10 @@ impl Default for Options {
                 .map(|t| t.to_string())
                 .collect(),
             unknown_mode: UnknownMode::Strip,
-            autoclose_on_any_tag: false,
+            autoclose_on_any_tag: true,
             per_tag_recovery_strategy: IndexMap::new(),
+            retro_anchor: RetroAnchor::LineStart,
+            max_retro_overlap: DEFAULT_MAX_RETRO_OVERLAP,
             trim_punctuation: true,
             case_sensitive_tags: true,
             stray_end_tag_policy: StrayEndTagPolicy::Drop,
@@ -156,6 +185,8 @@ pub enum OptionsProblem {
     StrategyForUnknownTag(String),
     /// `max_tag_bytes` is below the 3 bytes of the shortest tag `<a>`.
     TagBoundTooSmall(usize),
+    /// `max_retro_overlap` is 0 or above [`MAX_RETRO_OVERLAP_LIMIT`].
+    RetroOverlapOutOfRange(usize),
 }
 
 impl std::fmt::Display for OptionsProblem {
@@ -174,6 +205,10 @@ impl std::fmt::Display for OptionsProblem {
             OptionsProblem::TagBoundTooSmall(n) => {
                 write!(f, "max_tag_bytes is {n}; it must be at least 3")
             }
+            OptionsProblem::RetroOverlapOutOfRange(n) => write!(
+                f,
+                "max_retro_overlap is {n}; it must be between 1 and {MAX_RETRO_OVERLAP_LIMIT}"
+            ),
         }
     }
 }
@@ -204,6 +239,9 @@ pub(crate) struct Config {
     pub metadata: bool,
     pub self_closing: SelfClosingTarget,
     pub max_tag_bytes: usize,
+    /// Which most recent recognized tag on the line bounds a `retro_line` span
+    /// (1 under `retro_anchor: "previous_tag"`).
+    pub retro_reach: usize,
     pub cdata: bool,
     pub cdata_unclosed: CdataUnclosed,
     pub escapes: bool,
@@ -214,6 +252,15 @@ impl Config {
         if options.max_tag_bytes < 3 {
             return Err(OptionsProblem::TagBoundTooSmall(options.max_tag_bytes));
         }
+        if !(1..=MAX_RETRO_OVERLAP_LIMIT).contains(&options.max_retro_overlap) {
+            return Err(OptionsProblem::RetroOverlapOutOfRange(
+                options.max_retro_overlap,
+            ));
+        }
+        let retro_reach = match options.retro_anchor {
+            RetroAnchor::LineStart => options.max_retro_overlap,
+            RetroAnchor::PreviousTag => 1,
+        };
         let mut config = Config {
             tags: Vec::new(),
             case_sensitive: options.case_sensitive_tags,
@@ -224,7 +271,8 @@ impl Config {
             duplicates: options.duplicate_attrs,
             metadata: options.recovery_metadata,
             self_closing: options.self_closing_target,
-            max_tag_bytes: options.max_tag_bytes,
+            max_tag_bytes: options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION),
+            retro_reach,
             cdata: options.cdata,
             cdata_unclosed: options.cdata_unclosed,
             escapes: options.backslash_escapes,

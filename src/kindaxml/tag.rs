@@ -9,6 +9,7 @@ use compact_str::CompactString;
 use schemars::JsonSchema;
 
 use super::options::{is_name_byte, DuplicateAttrs};
+use super::probe::{is_key_byte, is_tag_ws};
 use crate::attrs::KeyIndex;
 
 /// An attribute value: a string, `true` for a bare key, or every value of a
@@ -36,16 +37,8 @@ pub(crate) struct StartTag<'a> {
     pub self_closing: bool,
 }
 
-fn is_ws(b: u8) -> bool {
-    b == b' ' || b == b'\t'
-}
-
-fn is_key_byte(b: u8) -> bool {
-    !is_ws(b) && !matches!(b, b'=' | b'>' | b'/' | b'"' | b'\'' | b'<' | b'\n')
-}
-
 fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
-    while i < bytes.len() && is_ws(bytes[i]) {
+    while i < bytes.len() && is_tag_ws(bytes[i]) {
         i += 1;
     }
     i
@@ -55,10 +48,13 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
 /// would; `None` where that rule refuses the window. `scratch` is working space
 /// (left empty).
 ///
-/// The rule is a PEG: `(ws+ attribute)*` stops at the first attribute that does
-/// not match, a key takes every byte it can, a quoted value runs to its quote or
-/// to the window's final `>` or `/>` (KX-8), and an unquoted one to whitespace,
-/// `>` or `/>`. All delimiters are ASCII, so reading bytes reads characters.
+/// The rule is a PEG and a simple tokenizer: after the name, whitespace is
+/// skipped, a key starts an attribute, a `/` followed only by whitespace and the
+/// final `>` makes the tag self-closing, and any other `=`, quote or `/` is junk
+/// and skipped. A quoted value runs to its quote on the same line, else to the
+/// window's final `>` or `/>` if no other `>` comes first (KX-8), else to the
+/// end of its line; failing all three, the value is unquoted after all. All
+/// delimiters are ASCII, so reading bytes reads characters.
 pub(crate) fn scan_start<'a>(
     window: &'a str,
     duplicates: DuplicateAttrs,
@@ -72,73 +68,86 @@ pub(crate) fn scan_start<'a>(
         return None;
     }
     let last = n - 1;
-    // Where a quoted value left open ends: at the window's final `/>` or `>`.
+    // Where a quoted value left open may end: at the window's final `/>` or `>`.
     let window_end = if b[last - 1] == b'/' { last - 1 } else { last };
     let mut i = 2;
-    while i < n && is_name_byte(b[i]) {
+    while is_name_byte(b[i]) {
         i += 1;
     }
     let name = &window[1..i];
-    loop {
-        let key_start = skip_ws(b, i);
-        if key_start == i {
-            break;
-        }
-        let mut key_end = key_start;
-        while key_end < n && is_key_byte(b[key_end]) {
-            key_end += 1;
-        }
-        if key_end == key_start {
-            break;
-        }
-        let key = &window[key_start..key_end];
-        let eq = skip_ws(b, key_end);
-        let value = if eq < n && b[eq] == b'=' {
-            let v = skip_ws(b, eq + 1);
-            match b.get(v) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let mut p = v + 1;
-                    while p < n && b[p] != q && p != window_end {
-                        p += 1;
-                    }
-                    let text = &window[v + 1..p];
-                    // A closing quote is taken; a window end is only looked at.
-                    i = if p < n && b[p] == q { p + 1 } else { p };
-                    AttrValue::Text(CompactString::from(text))
-                }
-                _ => {
-                    let mut p = v;
-                    while p < n
-                        && !is_ws(b[p])
-                        && b[p] != b'>'
-                        && !(b[p] == b'/' && b.get(p + 1) == Some(&b'>'))
-                    {
-                        p += 1;
-                    }
-                    i = p;
-                    AttrValue::Text(CompactString::from(&window[v..p]))
-                }
-            }
-        } else {
-            i = key_end;
-            AttrValue::Flag(true)
-        };
-        insert(scratch, &mut index, key, value, duplicates);
-    }
-    i = skip_ws(b, i);
-    let self_closing = b[i] == b'/';
-    if self_closing {
-        i += 1;
-    }
-    if i != last {
-        scratch.clear();
+    if !(is_tag_ws(b[i]) || b[i] == b'/' || b[i] == b'>') {
         return None;
+    }
+    let mut self_closing = false;
+    while i < last {
+        match b[i] {
+            c if is_tag_ws(c) => i += 1,
+            b'/' if skip_ws(b, i + 1) == last => {
+                self_closing = true;
+                i = last;
+            }
+            b'/' | b'=' | b'"' | b'\'' => i += 1,
+            b'>' | b'<' => {
+                scratch.clear();
+                return None;
+            }
+            _ => {
+                let key_start = i;
+                while is_key_byte(b[i]) {
+                    i += 1;
+                }
+                let key = &window[key_start..i];
+                let eq = skip_ws(b, i);
+                let value = if b[eq] == b'=' {
+                    let (value, next) = scan_value(window, skip_ws(b, eq + 1), window_end);
+                    i = next;
+                    AttrValue::Text(CompactString::from(value))
+                } else {
+                    AttrValue::Flag(true)
+                };
+                insert(scratch, &mut index, key, value, duplicates);
+            }
+        }
     }
     Some(StartTag {
         name,
         attrs: Attrs::take(scratch),
         self_closing,
     })
+}
+
+/// The value that starts at `v` (after `=` and whitespace), and where scanning
+/// goes on; an absent value is the empty string, and scanning goes on at `v`.
+fn scan_value(window: &str, v: usize, window_end: usize) -> (&str, usize) {
+    let b = window.as_bytes();
+    let n = b.len();
+    if let Some(&q @ (b'"' | b'\'')) = b.get(v) {
+        let mut p = v + 1;
+        while p < n && b[p] != q && b[p] != b'\n' {
+            p += 1;
+        }
+        if p < n && b[p] == q {
+            return (&window[v + 1..p], p + 1);
+        }
+        // No matching quote on the line: closed at the window's end, if no other
+        // `>` comes first, else at the newline, if no `>` comes first.
+        let mut o = v + 1;
+        while o < n && o != window_end && b[o] != q && b[o] != b'\n' && b[o] != b'>' {
+            o += 1;
+        }
+        if o == window_end || (o < n && b[o] == b'\n') {
+            return (&window[v + 1..o], o);
+        }
+    }
+    let mut p = v;
+    while p < n
+        && !is_tag_ws(b[p])
+        && b[p] != b'>'
+        && !(b[p] == b'/' && b.get(p + 1) == Some(&b'>'))
+    {
+        p += 1;
+    }
+    (&window[v..p], p)
 }
 
 fn insert(
@@ -174,7 +183,10 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
     /// The value of an attribute pest found no value in, from what follows its
     /// key: `true` for a bare key, the empty string for `key=` with nothing after.
     fn attribute_value(after_key: &str) -> AttrValue {
-        if after_key.trim_start_matches([' ', '\t']).starts_with('=') {
+        if after_key
+            .trim_start_matches([' ', '\t', '\r', '\n'])
+            .starts_with('=')
+        {
             AttrValue::Text(CompactString::default())
         } else {
             AttrValue::Flag(true)
@@ -220,15 +232,21 @@ pub(crate) fn parse_start(window: &str, duplicates: DuplicateAttrs) -> Option<St
     })
 }
 
-/// Parses an end tag window and returns its name; `None` if pest refuses it. The
-/// machine takes the name from the probe, which recognizes end tags exactly; the
-/// tests check that pest agrees.
+/// Parses an end tag window with the rule for a `recognized` name or the one for
+/// an unknown name, and returns its name; `None` if pest refuses it. The machine
+/// takes the name from the probe, which recognizes end tags exactly; the tests
+/// check that pest agrees.
 #[cfg(test)]
-pub(crate) fn parse_end(window: &str) -> Option<&str> {
+pub(crate) fn parse_end(window: &str, recognized: bool) -> Option<&str> {
     use super::grammar::{KindaxmlGrammar, Rule};
     use pest::Parser as _;
 
-    let tag = KindaxmlGrammar::parse(Rule::end_tag, window).ok()?.next()?;
+    let rule = if recognized {
+        Rule::end_tag
+    } else {
+        Rule::unknown_end_tag
+    };
+    let tag = KindaxmlGrammar::parse(rule, window).ok()?.next()?;
     tag.into_inner()
         .find(|p| p.as_rule() == Rule::name)
         .map(|p| p.as_str())

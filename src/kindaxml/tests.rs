@@ -1,7 +1,6 @@
 //! Unit tests of the kindaxml dialect that the corpus cannot express: options
 //! errors, probe/pest agreement, streaming under non-default options, big inputs.
 
-use pest::Parser as _;
 use proptest::prelude::{
     any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, ProptestConfig,
 };
@@ -49,6 +48,27 @@ fn bad_options_are_errors() {
         Parser::with_options(&tiny),
         Err(OptionsProblem::TagBoundTooSmall(2))
     ));
+    for overlap in [0, MAX_RETRO_OVERLAP_LIMIT + 1, usize::MAX] {
+        let out_of_range = Options {
+            max_retro_overlap: overlap,
+            ..Options::default()
+        };
+        let problem = Parser::with_options(&out_of_range).err();
+        assert_eq!(
+            problem,
+            Some(OptionsProblem::RetroOverlapOutOfRange(overlap))
+        );
+        assert!(problem
+            .map(|p| p.to_string())
+            .is_some_and(|m| m.contains("between 1 and 1024")));
+    }
+    for overlap in [1, MAX_RETRO_OVERLAP_LIMIT] {
+        let edge = Options {
+            max_retro_overlap: overlap,
+            ..Options::default()
+        };
+        assert!(Parser::with_options(&edge).is_ok());
+    }
 }
 
 #[test]
@@ -64,7 +84,8 @@ fn options_json_uses_the_spec_names() {
         "per_tag_recovery_strategy": {"cite": "forward_next_token"}, "trim_punctuation": false,
         "case_sensitive_tags": false, "stray_end_tag_policy": "passthrough",
         "duplicate_attrs": "keep_list", "recovery_metadata": true, "self_closing_target": "until_newline",
-        "max_tag_bytes": 99, "cdata": false, "cdata_unclosed": "to_line_end", "backslash_escapes": true
+        "max_tag_bytes": 99, "cdata": false, "cdata_unclosed": "to_line_end", "backslash_escapes": true,
+        "retro_anchor": "previous_tag", "max_retro_overlap": 3
     }))
     .expect("every spec option name deserializes");
     assert_eq!(
@@ -72,6 +93,7 @@ fn options_json_uses_the_spec_names() {
         Strategy::ForwardNextToken
     );
     assert_eq!(options.cdata_unclosed, CdataUnclosed::ToLineEnd);
+    assert_eq!(options.retro_anchor, RetroAnchor::PreviousTag);
 }
 
 /// Runs the probe over `unit` (fed whole) as the machine would, ending the region
@@ -97,6 +119,7 @@ fn default_config() -> Config {
 fn tag_piece() -> impl proptest::strategy::Strategy<Value = String> {
     prop::sample::select(vec![
         "cite", "x", " ", "\t", "=", "\"", "'", "/", ">", "a", "é", "-", ":", "1", "<", "\n", "!",
+        "\r", "cite ", "cite\n", "/cite",
     ])
     .prop_map(str::to_string)
 }
@@ -104,7 +127,9 @@ fn tag_piece() -> impl proptest::strategy::Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
-    /// Whatever window the probe accepts as a tag, pest parses with the same rule.
+    /// Whatever window the probe accepts as a tag, pest parses with the same rule
+    /// (for an end tag, the rule for its name's kind), and the scanner takes it
+    /// apart as pest does.
     #[test]
     fn probe_accepted_tags_parse_with_pest(body in prop::collection::vec(tag_piece(), 0..12)) {
         let config = default_config();
@@ -113,41 +138,52 @@ proptest! {
         if let Verdict::Complete(len) = verdict {
             let window = &unit[..len];
             let probed_name = &window[p.name()];
+            prop_assert_eq!(p.recognized(), config.lookup(probed_name.as_bytes()).is_some());
+            if !p.recognized() {
+                prop_assert!(!window.contains('\n'), "{:?} spans lines", window);
+            }
             match p.kind() {
                 UnitKind::Start => {
-                let Some(parsed) = super::tag::parse_start(window, DuplicateAttrs::KeepList) else {
-                    return Err(TestCaseError::fail(format!("pest refuses {window:?}")));
-                };
+                    let Some(parsed) = super::tag::parse_start(window, DuplicateAttrs::KeepList) else {
+                        return Err(TestCaseError::fail(format!("pest refuses {window:?}")));
+                    };
                     prop_assert_eq!(parsed.name, probed_name);
                     let mut scratch = Vec::new();
                     let scanned = super::tag::scan_start(window, DuplicateAttrs::KeepList, &mut scratch);
                     prop_assert_eq!(scanned.as_ref(), Some(&parsed), "scan and pest differ on {:?}", window);
-                    if !p.has_attrs() {
+                    if !p.needs_scan() {
                         prop_assert!(parsed.attrs.is_empty(), "{:?} has attributes", window);
-                        prop_assert_eq!(parsed.self_closing, window.ends_with("/>"));
+                        let before_gt = window[..len - 1].trim_end_matches([' ', '\t', '\r', '\n']);
+                        prop_assert_eq!(parsed.self_closing, before_gt.ends_with('/'));
                     }
                 }
                 UnitKind::End => {
-                    prop_assert_eq!(super::tag::parse_end(window), Some(probed_name));
+                    prop_assert_eq!(super::tag::parse_end(window, p.recognized()), Some(probed_name));
                 }
                 UnitKind::CdataOpen => prop_assert_eq!(window, "<![CDATA["),
             }
         }
     }
 
-    /// Whatever one-line, `<`-free window pest parses as a tag (quotes closed), the
-    /// probe accepts with the same length.
+    /// Whatever `<`-free unit pest parses as a tag, the probe accepts whole, unless
+    /// the name is unknown and the unit spans lines (KX-7).
     #[test]
     fn pest_tags_are_accepted_by_the_probe(body in prop::collection::vec(tag_piece(), 0..12)) {
         let config = default_config();
         let unit = format!("<{}", body.concat());
-        if unit[1..].contains(['<', '\n']) {
+        if unit[1..].contains('<') {
             return Ok(());
         }
-        let start = KindaxmlGrammar::parse(Rule::start_tag, &unit).is_ok();
-        let end = KindaxmlGrammar::parse(Rule::end_tag, &unit).is_ok();
-        let quotes_closed = unit.matches('"').count() % 2 == 0 && unit.matches('\'').count() % 2 == 0;
-        if (start || end) && quotes_closed {
+        let start = super::tag::parse_start(&unit, DuplicateAttrs::KeepList).map(|t| t.name);
+        let recognized = |name: &str| config.lookup(name.as_bytes()).is_some();
+        // An end tag is read with the rule for its name's kind.
+        let end = super::tag::parse_end(&unit, true)
+            .and_then(|name| super::tag::parse_end(&unit, recognized(name)));
+        let accepted = match start.or(end) {
+            Some(name) => recognized(name) || !unit.contains('\n'),
+            None => false,
+        };
+        if accepted {
             let (verdict, _) = probe(&unit, &config, true);
             prop_assert_eq!(verdict, Verdict::Complete(unit.len()), "probe disagrees on {:?}", unit);
         }
@@ -168,7 +204,10 @@ fn mostly(
 fn shaped_window() -> impl proptest::strategy::Strategy<Value = String> {
     let name = mostly(&["cite", "x", "a-1", "note:b.c"], &["1x", "", " cite", "é"]);
     let attr = (
-        mostly(&[" ", "  ", "\t", " \t"], &[""]),
+        mostly(
+            &[" ", "  ", "\t", " \t", "\n", "\r\n", " / "],
+            &["", "=", "\"", "/"],
+        ),
         mostly(
             &["id", "k", "é", "data-x"],
             &["", ">", "\"", "'", "a=b", "x/y", "<", "\n", "/"],
@@ -185,8 +224,8 @@ fn shaped_window() -> impl proptest::strategy::Strategy<Value = String> {
     )
         .prop_map(|(sep, key, eq, value)| format!("{sep}{key}{eq}{value}"));
     let tail = mostly(
-        &["/>", ">", " >", " />"],
-        &["/ >", "", ">>", "\n>", "/", "\"/>", "'>", "//>"],
+        &["/>", ">", " >", " />", "/ >", " /\n>"],
+        &["", ">>", "\n>", "/", "\"/>", "'>", "//>"],
     );
     (name, prop::collection::vec(attr, 0..5), tail)
         .prop_map(|(name, attrs, tail)| format!("<{name}{}{tail}", attrs.concat()))
@@ -289,13 +328,14 @@ fn stream_document(options: &Value, chunks: &[&[u8]]) -> Value {
 
 fn option_sets() -> Vec<Value> {
     vec![
-        json!({"backslash_escapes": true, "cdata_unclosed": "to_line_end"}),
+        json!({"backslash_escapes": true, "cdata_unclosed": "to_line_end", "max_retro_overlap": 2}),
         json!({"per_tag_recovery_strategy": {"cite": "forward_until_tag", "note": "forward_until_newline",
-               "label": "forward_next_token", "todo": "noop"}, "recovery_metadata": true}),
+               "label": "forward_next_token", "todo": "noop"}, "recovery_metadata": true,
+               "autoclose_on_any_tag": false}),
         json!({"self_closing_target": "next_token", "unknown_mode": "passthrough", "autoclose_on_any_tag": true}),
         json!({"self_closing_target": "until_newline", "unknown_mode": "treat_as_text", "trim_punctuation": false,
                "case_sensitive_tags": false, "stray_end_tag_policy": "passthrough", "duplicate_attrs": "keep_list",
-               "max_tag_bytes": 12}),
+               "max_tag_bytes": 12, "retro_anchor": "previous_tag"}),
     ]
 }
 
@@ -304,7 +344,8 @@ fn kx_piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         4 => prop::sample::select(vec![
             "<cite id=1>", "</cite>", "<note>", "</note>", "<label>", "<todo/>", "<todo x='1/>", "<b>", "</b>",
             "<br/>", "<![CDATA[", "]]>", "]", "\\", "\\<", "<", ">", "\"", " ", "\n", ".", "é", "。", "<CITE>",
-            "</Cite>", "<cite id=1 id=2 k>",
+            "</Cite>", "<cite id=1 id=2 k>", "</ cite >", "</note/>", "<cite\nid=1>", "<cite / x>",
+            "<cite a='1\n", "<b\n", "...", "(",
         ]).prop_map(|s| s.as_bytes().to_vec()),
         1 => "[a-z ]{0,5}".prop_map(String::into_bytes),
         1 => prop::collection::vec(any::<u8>(), 0..2),
@@ -328,6 +369,15 @@ proptest! {
             let segments = whole["segments"].as_array().map(Vec::as_slice).unwrap_or_default();
             let joined: String = segments.iter().filter_map(|s| s["text"].as_str()).collect();
             prop_assert_eq!(Some(joined.as_str()), whole["text"].as_str());
+            // KX-27: at most `max_retro_overlap` retro spans and one other cover a byte.
+            let reach = match options["retro_anchor"].as_str() {
+                Some("previous_tag") => 1,
+                _ => options["max_retro_overlap"].as_u64().unwrap_or(16) as usize,
+            };
+            for segment in segments {
+                let covering = segment["annotations"].as_array().map_or(0, Vec::len);
+                prop_assert!(covering <= reach + 1, "{} covers {}", covering, segment);
+            }
         }
     }
 }
@@ -336,7 +386,20 @@ proptest! {
 fn many_unclosed_tags_on_one_line_stay_linear_in_output() {
     let input = "x <cite id=1>".repeat(100_000);
     let doc = parse(&input, &Options::default()).expect("defaults");
-    // Each cite annotates only its own `x` (KX-18): one annotation per segment.
+    // Each cite reaches back past at most 15 earlier cites (KX-18): no output byte
+    // is covered by more than `max_retro_overlap` annotations (KX-27).
+    assert_eq!(
+        doc.segments.iter().map(|s| s.annotations.len()).max(),
+        Some(DEFAULT_MAX_RETRO_OVERLAP)
+    );
+    let covered: usize = doc.segments.iter().map(|s| s.annotations.len()).sum();
+    assert!(covered <= DEFAULT_MAX_RETRO_OVERLAP * doc.segments.len());
+    let by_tag = Options {
+        retro_anchor: RetroAnchor::PreviousTag,
+        ..Options::default()
+    };
+    let doc = parse(&input, &by_tag).expect("valid options");
+    // Each cite annotates only its own `x`: one annotation per segment.
     assert_eq!(
         doc.segments.iter().map(|s| s.annotations.len()).max(),
         Some(1)

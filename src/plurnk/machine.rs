@@ -109,7 +109,9 @@ impl PlurnkMachine {
     /// A machine for these (already checked) options.
     pub fn new(options: &Options) -> Self {
         PlurnkMachine {
-            max: options.max_statement_bytes,
+            max: options
+                .max_statement_bytes
+                .min(crate::reentry::MAX_SIZE_OPTION),
             mode: Mode::Text,
             pos: Position::default(),
         }
@@ -182,17 +184,17 @@ impl PlurnkMachine {
         let from = self.pos;
         let end = from.after(unit);
         let (expected, reason) = match probe.place() {
-            Place::Signal { .. } => ("`]`".to_string(), format!("signal slot of `<<{open_tag}` is still open; add `]`")),
-            Place::Path { .. } => ("`)`".to_string(), format!("path slot of `<<{open_tag}` is still open; add `)`")),
+            Place::Signal { .. } => ("']'".to_string(), format!("signal slot of `<<{open_tag}` is still open; add `]`")),
+            Place::Path { .. } => ("')'".to_string(), format!("path slot of `<<{open_tag}` is still open; add `)`")),
             Place::Marker(_) | Place::Header { lt: true } => {
-                ("`>`".to_string(), format!("line marker of `<<{open_tag}` is still open; add `>`"))
+                ("'>'".to_string(), format!("line marker of `<<{open_tag}` is still open; add `>`"))
             }
             Place::Body => (
-                format!("close tag `:{open_tag}`"),
+                "close tag".to_string(),
                 format!("body of `<<{open_tag}` is still open; add `:{open_tag}`"),
             ),
             _ => (
-                "`:` to open the body".to_string(),
+                "':' to open the body".to_string(),
                 format!("header of `<<{open_tag}` is still open; add `:` and the close tag `:{open_tag}`"),
             ),
         };
@@ -341,9 +343,13 @@ impl Machine for PlurnkMachine {
                     if verdict == ProbeVerdict::NeedMore && eof {
                         probe.end_suffix(unit.len());
                         verdict = match probe.place() {
-                            Place::Lt | Place::Op | Place::Uncommitted { lt: true } => {
-                                ProbeVerdict::NotStatement
+                            Place::Stray if probe.close_matcher(unit).awaiting_follower() => {
+                                probe.stray_error(unit)
                             }
+                            Place::Lt
+                            | Place::Op
+                            | Place::Uncommitted { lt: true }
+                            | Place::Stray => ProbeVerdict::NotStatement,
                             Place::Body if probe.close_matcher(unit).awaiting_follower() => {
                                 ProbeVerdict::Closed(unit.len())
                             }
@@ -390,7 +396,7 @@ impl Machine for PlurnkMachine {
                         ProbeVerdict::Overflow => {
                             let open_tag = probe.open_tag(unit).to_string();
                             let text = format!(
-                                "statement longer than {} bytes before its close tag `:{open_tag}`",
+                                "statement longer than {} bytes before its close tag ':{open_tag}'",
                                 self.max
                             );
                             let error = ParseError::new(self.pos, Source::Parser, &text);

@@ -28,7 +28,8 @@ mod scan;
 mod typing;
 
 pub use document::{Document, DocumentFolder, Item};
-pub use grammar::{PlurnkGrammar, Rule};
+#[cfg(test)]
+use grammar::{PlurnkGrammar, Rule};
 pub use machine::{Event, PlurnkMachine};
 pub use model::{
     Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source,
@@ -37,56 +38,48 @@ pub use model::{
 pub use options::{Options, OptionsProblem, DEFAULT_MAX_STATEMENT_BYTES, MIN_MAX_STATEMENT_BYTES};
 pub use typing::{MAX_MATCHER_BYTES, MAX_MATCHER_NESTING, MAX_SAFE_INTEGER};
 
+use crate::fold::{self, DialectMachine, Spanned};
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::span::Span;
 
-/// The streaming parser: feed chunks, get [`Event`]s.
+/// The streaming parser: feed chunks, get [`Event`]s. Build it with
+/// `Parser::with_options`, which checks the options.
 pub type Parser = Stream<PlurnkMachine>;
-
-impl Stream<PlurnkMachine> {
-    /// A streaming plurnk parser, after checking the options.
-    pub fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
-        options.check()?;
-        Ok(Stream::new(PlurnkMachine::new(options)))
-    }
-}
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut parser = Parser::with_options(options)?;
-    let mut folder = DocumentFolder::new(false);
-    for event in parser.feed(input.as_bytes()) {
-        folder.push(&event);
-    }
-    for event in parser.finish() {
-        folder.push(&event);
-    }
-    Ok(folder.into_document())
+    fold::parse_whole::<PlurnkMachine>(input, options)
 }
 
-fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    let options: Options = session::options_from_json("plurnk", options)?;
-    options
-        .check()
-        .map_err(|e| OptionsError::new("plurnk", e.to_string()))?;
-    let machine = PlurnkMachine::new(&options);
-    let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(
-        machine,
-        DocumentFolder::new(spans),
-        Some(bound),
-    )))
+impl DialectMachine for PlurnkMachine {
+    const NAME: &'static str = "plurnk";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = DocumentFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        options.check()?;
+        Ok(PlurnkMachine::new(options))
+    }
+
+    fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
+        DocumentFolder::new(spans)
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(PlurnkMachine::hold_back_bound(self))
+    }
 }
 
-/// The plurnk dialect for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "plurnk",
-    summary:
-        "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
-    open,
-    render: None,
-    schemas: session::schemas::<Options, Document>,
-};
+impl Spanned for Event {
+    fn span(&self) -> Span {
+        Event::span(self)
+    }
+}
+
+/// The registry's entry, for the tests that drive sessions.
+#[cfg(test)]
+const DIALECT: &crate::session::Dialect = &crate::session::DIALECTS[4];
 
 #[cfg(test)]
 mod tests;

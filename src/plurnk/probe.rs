@@ -4,6 +4,8 @@
 //! has arrived and looks only at the bytes it has not seen yet: the opener (PL-4, PL-5),
 //! the header up to its `:` (PL-6), then the body up to the close tag (PL-7). It recognizes
 //! exactly the `header` rule of grammar/plurnk.pest, so each header is taken apart once.
+//! After an opener and a character that starts no slot, it looks ahead for the opener's
+//! close tag or the next opener, whichever comes first (PL-5a), within the statement limit.
 //! [`CloseMatcher`] and [`OpenerMatcher`] are byte automata for a close tag and for the
 //! next opener; they carry their state across chunks, so nothing is ever scanned twice.
 
@@ -140,6 +142,9 @@ pub enum Place {
     Suffix,
     /// After the suffix, nothing committed yet (PL-5); `lt` if a `<` was just seen.
     Uncommitted { lt: bool },
+    /// After an uncommitted opener, a character that starts no slot: looking ahead for
+    /// the opener's own close tag (an error, PL-5a) or the next opener (text).
+    Stray,
     /// Between slots; `lt` if a `<` was just seen.
     Header { lt: bool },
     /// Inside `[...]`; `lt` if the last byte was `<`.
@@ -204,6 +209,10 @@ pub struct StatementProbe {
     /// Offset where the body starts, once the header's `:` was seen.
     body_start: usize,
     close: Option<CloseMatcher>,
+    /// Offset of the character that started a stray lookahead (PL-5a).
+    stray_at: usize,
+    /// The next opener, while looking ahead after a stray character.
+    next_opener: OpenerMatcher,
     /// The first structural error (PL-17), reported when the statement ends.
     deferred: Option<(usize, Source, String)>,
 }
@@ -220,6 +229,8 @@ impl StatementProbe {
             marker_start: 0,
             body_start: 0,
             close: None,
+            stray_at: 0,
+            next_opener: OpenerMatcher::default(),
             deferred: None,
         }
     }
@@ -373,7 +384,7 @@ impl StatementProbe {
                         self.scanned = i;
                         place
                     } else {
-                        return ProbeVerdict::NotStatement;
+                        self.stray(i - 1, unit)
                     }
                 }
                 Place::Uncommitted { lt: false } | Place::Header { lt: false } => {
@@ -384,27 +395,13 @@ impl StatementProbe {
                         b':' => self.enter_body(i + 1, unit),
                         b'<' if committed => Place::Header { lt: true },
                         b'<' => Place::Uncommitted { lt: true },
-                        _ if !committed => return ProbeVerdict::NotStatement,
-                        _ => {
-                            let shown = char_at(unit, i);
-                            return self.header_error(
-                                i,
-                                i,
-                                format!(
-                                    "unrecognized character `{shown}` in statement header; \
-                                     expected [signal], (path), <L> or : in any order"
-                                ),
-                            );
-                        }
+                        _ if !committed => self.stray(i, unit),
+                        _ => return self.header_error(i, i, stray_message(unit, i)),
                     }
                 }
                 Place::Header { lt: true } => {
                     if b == b'<' {
-                        return self.header_error(
-                            i - 1,
-                            i - 1,
-                            "unrecognized character `<<` in statement header".into(),
-                        );
+                        return self.header_error(i - 1, i - 1, stray_message(unit, i - 1));
                     }
                     let place = self.open_slot(b'<', i - 1, bytes);
                     self.scanned = i;
@@ -412,7 +409,14 @@ impl StatementProbe {
                 }
                 Place::Signal { lt } | Place::Path { lt } => {
                     let signal = matches!(self.place, Place::Signal { .. });
-                    let slot = if signal { "signal" } else { "path" };
+                    let slot = if !signal {
+                        "path"
+                    } else if matches!(self.op(bytes), Some(Op::SEND | Op::EXEC)) {
+                        "signal"
+                    } else {
+                        // The published package's name for a signal of tags.
+                        "tag signal"
+                    };
                     match b {
                         b'\r' | b'\n' => {
                             return self.header_error(i, i, format!("line break in {slot}"))
@@ -421,7 +425,7 @@ impl StatementProbe {
                             return self.header_error(
                                 i - 1,
                                 i - 1,
-                                format!("unrecognized character `<<` in {slot}"),
+                                format!("unrecognized character '<<' in {slot}"),
                             )
                         }
                         b']' if signal => Place::Header { lt: false },
@@ -440,6 +444,16 @@ impl StatementProbe {
                         )
                     }
                 },
+                Place::Stray => {
+                    if self.close.as_mut().map(|c| c.step(b)) == Some(CloseStep::Closed) {
+                        return self.stray_error(unit);
+                    }
+                    if self.next_opener.step(b) {
+                        return ProbeVerdict::NotStatement;
+                    }
+                    self.skip_idle(bytes, max);
+                    Place::Stray
+                }
                 // Handled before the limit check above: the body has its own.
                 Place::Body => Place::Body,
             };
@@ -447,7 +461,11 @@ impl StatementProbe {
         if self.place == Place::Body {
             return self.resume_body(bytes, max);
         }
-        if self.scanned >= max {
+        // A stray opener's close tag that fills the limit exactly is still decided by
+        // the end of input; any next byte would lie beyond the limit (PL-5a).
+        let close_at_limit = self.place == Place::Stray
+            && self.close.as_ref().is_some_and(|c| c.awaiting_follower());
+        if self.scanned >= max && !close_at_limit {
             return if self.committed() {
                 ProbeVerdict::Overflow
             } else {
@@ -455,6 +473,40 @@ impl StatementProbe {
             };
         }
         ProbeVerdict::NeedMore
+    }
+
+    /// Starts looking ahead from the stray character at `at` (PL-5a); the matchers are
+    /// fed from that character on.
+    fn stray(&mut self, at: usize, unit: &str) -> Place {
+        self.stray_at = at;
+        self.scanned = at;
+        self.close = Some(CloseMatcher::new(self.open_tag(unit).as_bytes()));
+        self.next_opener = OpenerMatcher::default();
+        Place::Stray
+    }
+
+    /// While neither matcher is inside a match, jumps to the next `:` or `<` (within the
+    /// limit: the lookahead is text once it reaches `max` undecided).
+    fn skip_idle(&mut self, bytes: &[u8], max: usize) {
+        let idle = self.close.as_ref().is_none_or(|c| c.idle()) && self.next_opener.idle();
+        if idle {
+            let limit = bytes.len().min(max).max(self.scanned);
+            self.scanned += memchr::memchr2(b':', b'<', &bytes[self.scanned..limit])
+                .unwrap_or(limit - self.scanned);
+        }
+    }
+
+    /// The error of an opener followed by a stray character whose own close tag came
+    /// first (PL-5a): reported at that character, recovered as PL-18 recovers.
+    pub fn stray_error(&self, unit: &str) -> ProbeVerdict {
+        ProbeVerdict::HeaderError {
+            at: self.stray_at,
+            report: (
+                self.stray_at,
+                Source::Lexer,
+                stray_message(unit, self.stray_at),
+            ),
+        }
     }
 
     fn marker_step(&self, state: MarkerState, b: u8) -> Option<Place> {
@@ -513,6 +565,20 @@ impl Default for StatementProbe {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The error for a character at byte `i` of `unit` that starts no slot (PL-18): the
+/// published package's wording, with `<<` named as one character as it does.
+fn stray_message(unit: &str, i: usize) -> String {
+    let shown = if unit.as_bytes().get(i..i + 2) == Some(b"<<") {
+        "<<".to_string()
+    } else {
+        char_at(unit, i).to_string()
+    };
+    format!(
+        "unrecognized character '{shown}' in slot region; \
+         expected [signal], (path), <L> or :body: in any order"
+    )
 }
 
 /// The character that starts at byte `i` of `unit`.

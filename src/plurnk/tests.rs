@@ -188,6 +188,60 @@ fn spans_in_the_document_cover_a_broken_statement_and_what_was_skipped() {
     assert_eq!(document["items"][1]["span"], serde_json::json!([33, 34]));
 }
 
+#[test]
+fn a_stray_opener_is_an_error_only_when_its_own_close_tag_comes_first() {
+    assert!(!session_clean("<<EDIT outer(x):y:EDIT outer"));
+    assert!(session_clean("Use <<EDIT to change a file."));
+    assert!(session_clean("Use <<EDIT notes, then <<EDIT(p):x:EDIT"));
+    assert!(session_clean("<<EDIT x:EDITED"));
+}
+
+/// Bytes fed but not yet covered by an event, after every 1-byte feed of `input`.
+fn most_held(input: &[u8], options: &Options) -> usize {
+    let mut parser = Parser::with_options(options).expect("valid options");
+    let (mut covered, mut most) = (0, 0);
+    for (i, byte) in input.chunks(1).enumerate() {
+        for event in parser.feed(byte) {
+            covered = event.span().end;
+        }
+        most = most.max(i + 1 - covered);
+    }
+    most
+}
+
+#[test]
+fn a_stray_opener_is_held_at_most_max_statement_bytes_then_becomes_text() {
+    let options = Options {
+        max_statement_bytes: 64,
+    };
+    let prose = format!("<<EDIT then {}", "a long paragraph of prose ".repeat(20));
+    let held = most_held(prose.as_bytes(), &options);
+    assert!(
+        held <= 64,
+        "held {held} bytes of prose after a stray opener"
+    );
+    assert!(held >= 63, "the lookahead stopped early: {held}");
+    let (_, document) = run(prose.as_bytes(), 1, &options);
+    assert_eq!(document.items.len(), 1, "prose stays one text item");
+    // A next opener decides at once: nothing before it is held any longer.
+    let mention = "<<EDIT x <<EDIT(p):y:EDIT";
+    let (events, _) = run(mention.as_bytes(), 1, &options);
+    assert!(matches!(&events[0], Event::Text { text, .. } if text == "<<EDIT x "));
+}
+
+#[test]
+fn one_byte_chunks_of_many_stray_openers_stay_exact() {
+    // Each mention's lookahead ends at the next opener; the last one's at its close tag.
+    let input = format!("{}<<EDIT y:EDIT", "see <<EDIT x and ".repeat(5000));
+    let (events, document) = run(input.as_bytes(), 1, &Options::default());
+    assert_eq!(
+        Document::fold(&events),
+        parse(&input, &Options::default()).unwrap()
+    );
+    assert_eq!(document.items.len(), 2);
+    assert!(matches!(&document.items[1], Item::Error { .. }));
+}
+
 /// The `header` rule's pairs, read off as the slots the scanner yields.
 fn pest_header(header: &str) -> Option<(Op, &str, Vec<scan::Slot<'_>>)> {
     let pair = PlurnkGrammar::parse(Rule::header, header).ok()?.next()?;

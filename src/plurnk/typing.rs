@@ -116,7 +116,7 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
         Err((
             at,
             Source::Lexer,
-            format!("expected {what} signal; got `{content}`"),
+            format!("expected {what} signal; got '{content}'"),
         ))
     };
     match op {
@@ -127,7 +127,7 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
         },
         Op::EXEC => match entries.as_slice() {
             [one] if scan::is_runtime_entry(one) => Ok(Some(Signal::Runtime(one.to_string()))),
-            _ => wrong("runtime tag for EXEC"),
+            _ => wrong("Runtime Tag for EXEC"),
         },
         Op::HIDE => {
             let integers = entries.iter().filter(|e| scan::is_int_entry(e)).count();
@@ -168,7 +168,7 @@ pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
             raw: text.to_string(),
         });
     }
-    let url = url::Url::parse(text).map_err(|_| format!("invalid URL in {what}"))?;
+    let url = url::Url::parse(text).map_err(|_| format!("invalid URI in {what}"))?;
     let mut params: IndexMap<String, ParamValue> = IndexMap::new();
     for (key, value) in url.query_pairs() {
         let value = value.into_owned();
@@ -289,7 +289,7 @@ fn check_matcher(raw: &str) -> Result<Matcher, String> {
         let pattern = parts.next().map(|p| p.as_str()).unwrap_or("");
         let flags = parts.next().map(|p| p.as_str()).unwrap_or("");
         if !valid_flags(flags) {
-            return Err(format!("invalid regex flags `{flags}`"));
+            return Err(format!("invalid regex flags '{flags}'"));
         }
         // Only validity matters here: of the flags only `u` and `v` change what is valid
         // ECMAScript syntax, and the compiled regex is thrown away, so it is neither

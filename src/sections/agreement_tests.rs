@@ -38,6 +38,8 @@ const PIECES: &[&str] = &[
     "</",
     "{{",
     "}}",
+    "\\",
+    "\\\"",
 ];
 
 /// Free-form candidates: `<` and arbitrary pieces.
@@ -65,8 +67,32 @@ fn shaped_unit() -> impl Strategy<Value = String> {
         sel(&["a", "B", "x-y", "é", "", ">", "\"", "data:x"]),
         sel(&["", "=", " = ", "=\n", "=="]),
         sel(&[
-            "\"v\"", "'v'", "{a{b}}", "{\"}\"}", "{`}`}", "{'{'}", "x/y", "x<y", "", "/", "b//",
-            "\"open", "{", " ", "`b`", "a=b", "b/", "{{{}}", "\"a>b\"",
+            "\"v\"",
+            "'v'",
+            "{a{b}}",
+            "{\"}\"}",
+            "{`}`}",
+            "{'{'}",
+            "x/y",
+            "x<y",
+            "",
+            "/",
+            "b//",
+            "\"open",
+            "{",
+            " ",
+            "`b`",
+            "a=b",
+            "b/",
+            "{{{}}",
+            "\"a>b\"",
+            "{\"a\\\"}\"}",
+            "{'\\''}",
+            "{`\\``}",
+            "{a\\}",
+            "{\"\\\\\"}",
+            "{\"\\\"}",
+            "\"x\\\"",
         ]),
     )
         .prop_map(|(sep, key, eq, value)| format!("{sep}{key}{eq}{value}"));
@@ -178,6 +204,12 @@ fn probe_extracts_what_pest_extracts_on_every_value_form() {
         "<write-file é=ü>",
         "<write-file a={}>",
         "<write-file a=\"\" b=''/>",
+        "<write-file a=\"1\"b='2'c={3}d>",
+        "<write-file a={x}b=\"y\"/>",
+        "<write-file a='1'B\n=2>",
+        "<write-file a={\"a\\\"}\"}>",
+        "<write-file a={'it\\'s {'} b={`\\``}>",
+        "<write-file a={\"\\\\\"} c={a\\}>",
     ] {
         let mut probe = OpenerProbe::new();
         assert_eq!(

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::attrs::Attrs;
 use super::machine::Event;
-use crate::session::Fold;
+use crate::fold::{Fold, SettledArray};
 use crate::span::Span;
 
 /// One item of the document.
@@ -148,5 +148,22 @@ impl Fold<Event> for DocumentFolder {
 
     fn document(&self) -> &Document {
         &self.document
+    }
+
+    fn into_document(self) -> Document {
+        self.document
+    }
+
+    const SETTLED_KEY: Option<&'static str> = Some("items");
+
+    fn write_settled(&mut self, out: &mut SettledArray) {
+        // Only the last item can still grow or change.
+        let items = &mut self.document.items;
+        if items.len() > 1 {
+            let n = items.len() - 1;
+            for item in items.drain(..n) {
+                out.element(&item);
+            }
+        }
     }
 }

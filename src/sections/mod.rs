@@ -18,6 +18,9 @@
 
 mod attrs;
 mod document;
+// The pest grammar is the oracle the hand-written probes are tested against; the
+// library itself no longer exposes or runs its derived parser.
+#[cfg_attr(not(test), allow(dead_code))]
 mod grammar;
 mod machine;
 mod options;
@@ -25,56 +28,48 @@ mod probe;
 
 pub use attrs::Attrs;
 pub use document::{Document, DocumentFolder, Item};
-pub use grammar::{Rule, SectionsGrammar};
 pub use machine::{Event, SectionMachine};
 pub use options::{Options, OptionsProblem, SectionSpec, DEFAULT_MAX_TAG_BYTES};
 pub use probe::MAX_BRACE_DEPTH;
 
+use crate::fold::{self, DialectMachine, Spanned};
 use crate::reentry::Stream;
-use crate::session::{self, OptionsError, Session, TypedSession};
+use crate::span::Span;
 
-/// The streaming parser: feed chunks, get [`Event`]s.
+/// The streaming parser: feed chunks, get [`Event`]s. Build it with
+/// `Parser::with_options`; invalid options (a malformed or duplicate name, a tag
+/// bound below 3) are an error, never silently replaced by defaults.
 pub type Parser = Stream<SectionMachine>;
-
-impl Stream<SectionMachine> {
-    /// A streaming sections parser. Invalid options (a malformed or duplicate name,
-    /// a tag bound below 3) are an error, never silently replaced by defaults.
-    pub fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
-        Ok(Stream::new(SectionMachine::new(options)?))
-    }
-}
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut folder = DocumentFolder::new(false);
-    session::fold_whole(
-        Parser::with_options(options)?,
-        input.as_bytes(),
-        &mut folder,
-    );
-    Ok(folder.into_document())
+    fold::parse_whole::<SectionMachine>(input, options)
 }
 
-fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    let options: Options = session::options_from_json("sections", options)?;
-    let machine =
-        SectionMachine::new(&options).map_err(|e| OptionsError::new("sections", e.to_string()))?;
-    let bound = machine.hold_back_bound();
-    Ok(Box::new(TypedSession::new(
-        machine,
-        DocumentFolder::new(spans),
-        Some(bound),
-    )))
+impl DialectMachine for SectionMachine {
+    const NAME: &'static str = "sections";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = DocumentFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        SectionMachine::new(options)
+    }
+
+    fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
+        DocumentFolder::new(spans)
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(SectionMachine::hold_back_bound(self))
+    }
 }
 
-/// The sections dialect for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "sections",
-    summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
-    open,
-    render: None,
-    schemas: session::schemas::<Options, Document>,
-};
+impl Spanned for Event {
+    fn span(&self) -> Span {
+        Event::span(self)
+    }
+}
 
 #[cfg(test)]
 mod agreement_tests;

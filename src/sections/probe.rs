@@ -55,9 +55,15 @@ enum OpenState {
     Bare { slash: bool, nonempty: bool },
     /// Inside a quoted value.
     Quoted(Quote),
-    /// Inside a brace value at `depth`, possibly inside a string.
-    Brace { depth: usize, quote: Quote },
-    /// Right after a quoted or brace value: whitespace, `/` or `>`.
+    /// Inside a brace value at `depth`, possibly inside a string; `escaped` right
+    /// after a backslash in that string (the next byte cannot end it).
+    Brace {
+        depth: usize,
+        quote: Quote,
+        escaped: bool,
+    },
+    /// Right after a quoted or brace value: whitespace, `/`, `>` or the next key
+    /// (SEC-4a: no whitespace is needed after a closing quote or brace).
     AfterValue,
     /// After the `/` of a self-closing tag: only `>`.
     Slash,
@@ -175,7 +181,7 @@ impl OpenerProbe {
                 Gap | AfterValue if b == b'>' => return Verdict::Complete(i + 1),
                 Gap | AfterValue if b == b'/' => Slash,
                 Gap | AfterValue if is_ws(b) => Gap,
-                Gap if is_key_byte(b) => {
+                Gap | AfterValue if is_key_byte(b) => {
                     self.key_at(i);
                     Key
                 }
@@ -214,6 +220,7 @@ impl OpenerProbe {
                         Brace {
                             depth: 1,
                             quote: Quote::None,
+                            escaped: false,
                         }
                     }
                     b'>' | b'<' | b'`' => return Verdict::Rejected,
@@ -271,38 +278,46 @@ impl OpenerProbe {
                         }
                     }
                 }
-                Brace { depth, quote } => match (quote, b) {
-                    (Quote::None, b'{') if depth >= MAX_BRACE_DEPTH => return Verdict::Rejected,
-                    (Quote::None, b'{') => Brace {
-                        depth: depth + 1,
-                        quote,
-                    },
-                    (Quote::None, b'}') if depth == 1 => {
-                        self.end_value(i + 1);
-                        AfterValue
-                    }
-                    (Quote::None, b'}') => Brace {
-                        depth: depth - 1,
-                        quote,
-                    },
-                    (Quote::None, b'"') => Brace {
-                        depth,
-                        quote: Quote::Double,
-                    },
-                    (Quote::None, b'\'') => Brace {
-                        depth,
-                        quote: Quote::Single,
-                    },
-                    (Quote::None, b'`') => Brace {
-                        depth,
-                        quote: Quote::Back,
-                    },
-                    (Quote::Double, b'"') | (Quote::Single, b'\'') | (Quote::Back, b'`') => Brace {
-                        depth,
-                        quote: Quote::None,
-                    },
-                    _ => Brace { depth, quote },
+                // In a string, a backslash escapes the next byte (SEC-5); a
+                // multibyte character's later bytes are never quotes, so skipping
+                // only its first byte is the same as skipping the character.
+                Brace {
+                    depth,
+                    quote,
+                    escaped: true,
+                } => Brace {
+                    depth,
+                    quote,
+                    escaped: false,
                 },
+                Brace { depth, quote, .. } => {
+                    let (depth, quote, escaped) = match (quote, b) {
+                        (Quote::None, b'{') if depth >= MAX_BRACE_DEPTH => {
+                            return Verdict::Rejected
+                        }
+                        (Quote::None, b'{') => (depth + 1, quote, false),
+                        (Quote::None, b'}') if depth == 1 => {
+                            self.end_value(i + 1);
+                            self.state = AfterValue;
+                            continue;
+                        }
+                        (Quote::None, b'}') => (depth - 1, quote, false),
+                        (Quote::None, b'"') => (depth, Quote::Double, false),
+                        (Quote::None, b'\'') => (depth, Quote::Single, false),
+                        (Quote::None, b'`') => (depth, Quote::Back, false),
+                        (Quote::Double, b'"') | (Quote::Single, b'\'') | (Quote::Back, b'`') => {
+                            (depth, Quote::None, false)
+                        }
+                        (Quote::None, _) => (depth, quote, false),
+                        (_, b'\\') => (depth, quote, true),
+                        _ => (depth, quote, false),
+                    };
+                    Brace {
+                        depth,
+                        quote,
+                        escaped,
+                    }
+                }
                 Slash if b == b'>' => {
                     self.self_closing = true;
                     return Verdict::Complete(i + 1);

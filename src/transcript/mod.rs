@@ -3,9 +3,11 @@
 //! stop scanner that cuts a model's continuation at the first stop sequence.
 //! Rules: spec/transcript.md.
 //!
-//! One dialect, three modes (the `mode` option): `parse` a prompt into its
+//! One dialect, four modes (the `mode` option): `parse` a prompt into its
 //! system prompt, messages and open turn; `render` a conversation into a prompt
-//! and its stop sequences; `scan` a continuation for the earliest stop.
+//! and its stop sequences; `scan` a continuation for the earliest stop; `request`
+//! a normalized conversation (content blocks, tools, cache markers) into a
+//! provider request, by one of four formatters ([`build_request`]).
 //!
 //! ```
 //! use idiolect::transcript::{self, Document, Format, Options};
@@ -40,18 +42,26 @@ mod machine;
 mod options;
 mod prompt;
 mod render;
+mod request;
 mod scan;
 
-pub use grammar::{Rule, TranscriptGrammar};
 pub use machine::PromptMachine;
 pub use options::{
     Format, Mode, Options, OptionsProblem, DEFAULT_EOT, DEFAULT_MAX_NAME_BYTES,
     DEFAULT_MAX_STOP_PARTICIPANTS, MAX_NAME_BYTES_LIMIT,
 };
 pub use prompt::{Code, Diagnostic, Event, Message, PromptDocument, PromptFolder};
+pub(crate) use render::render_value;
 pub use render::{
-    render, render_text, render_value, stop_sequences, Conversation, RenderCode, RenderDocument,
-    RenderError, RenderEvent, RenderFolder, RenderMachine, Rendered, Turn,
+    render, stop_sequences, Conversation, RenderCode, RenderDocument, RenderError, RenderEvent,
+    RenderFolder, RenderMachine, Rendered, Turn,
+};
+pub use request::{
+    build_request, build_request_text, build_request_value, Block, CacheControl, CacheKind,
+    Content, Formatter, MediaPolicy, ParticipantMode, ProviderBlock, ProviderMessage, Request,
+    RequestDocument, RequestEvent, RequestFolder, RequestInput, RequestMachine, RequestMessage,
+    RequestOptions, Role, SystemPrompt, ToolFormat, ToolMode, Warning, WarningCode,
+    MAX_CACHE_MARKS,
 };
 pub use scan::{ScanDocument, ScanEvent, ScanFolder, ScanMachine, StopMatch};
 
@@ -59,8 +69,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::fold::{self, DialectMachine, Fold, Spanned};
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::span::Span;
 
 /// The streaming prompt parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<PromptMachine>;
@@ -80,6 +91,8 @@ pub enum Document {
     Scan(ScanDocument),
     /// Render mode.
     Render(RenderDocument),
+    /// Request mode.
+    Request(RequestDocument),
 }
 
 impl ScanDocument {
@@ -108,11 +121,6 @@ pub fn scan_stops(options: &Options) -> Vec<String> {
     }
 }
 
-fn run<M: crate::Machine, F: Fold<M::Event>>(machine: M, mut folder: F, input: &str) -> F {
-    session::fold_whole(Stream::new(machine), input.as_bytes(), &mut folder);
-    folder
-}
-
 /// The options that differ from the defaults, as JSON: in render mode these
 /// override the input's own options (TR-60).
 fn explicit_options(options: &Options) -> Value {
@@ -134,95 +142,144 @@ fn explicit_options(options: &Options) -> Value {
 /// fed once).
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
     Ok(match options.mode {
-        Mode::Parse => {
-            let folder = run(
-                PromptMachine::new(options)?,
-                PromptFolder::new(false),
-                input,
-            );
-            Document::Prompt(folder.into_document())
-        }
-        Mode::Scan => {
-            options.check()?;
-            let machine = ScanMachine::new(scan_stops(options), options.structure_aware);
-            Document::Scan(run(machine, ScanFolder::default(), input).into_document())
-        }
-        Mode::Render => {
-            let folder = run(
-                RenderMachine::new(explicit_options(options)),
-                RenderFolder::default(),
-                input,
-            );
-            Document::Render(folder.document().clone())
-        }
+        Mode::Parse => Document::Prompt(fold::parse_whole::<PromptMachine>(input, options)?),
+        Mode::Scan => Document::Scan(fold::parse_whole::<ScanMachine>(input, options)?),
+        Mode::Render => Document::Render(fold::parse_whole::<RenderMachine>(input, options)?),
+        Mode::Request => Document::Request(fold::parse_whole::<RequestMachine>(input, options)?),
     })
 }
 
-fn open(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    let parsed: Options = session::options_from_json("transcript", options)?;
-    let problem = |e: OptionsProblem| OptionsError::new("transcript", e.to_string());
-    Ok(match parsed.mode {
-        Mode::Parse => {
-            let machine = PromptMachine::new(&parsed).map_err(problem)?;
-            let bound = machine.hold_back_bound() + UTF8_CARRY;
-            Box::new(TypedSession::new(
-                machine,
-                PromptFolder::new(spans),
-                Some(bound),
-            ))
-        }
-        Mode::Scan => {
-            parsed.check().map_err(problem)?;
-            let machine = ScanMachine::new(scan_stops(&parsed), parsed.structure_aware);
-            let bound = machine.hold_back_bound() + UTF8_CARRY;
-            Box::new(TypedSession::new(
-                machine,
-                ScanFolder::default(),
-                Some(bound),
-            ))
-        }
-        Mode::Render => {
-            parsed.check().map_err(problem)?;
-            let given = if options.is_object() {
-                options.clone()
-            } else {
-                Value::Null
-            };
-            Box::new(TypedSession::new(
-                RenderMachine::new(given),
-                RenderFolder::default(),
-                None,
-            ))
-        }
-    })
+/// The session's request options (TR-90): they override the input's.
+pub(crate) fn request_overrides(options: &Options) -> Value {
+    options
+        .request
+        .clone()
+        .map(Value::Object)
+        .unwrap_or(Value::Null)
 }
 
-/// `idiolect render transcript`: `what` is `None` (the JSON document),
-/// `prompt` (the prompt text) or `stop_sequences` (a JSON array).
-fn render_entry(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String> {
-    let rendered = render_value(input, options).map_err(|e| e.to_string())?;
-    match what {
-        None => Ok(pretty(&rendered)),
-        Some("prompt") => Ok(rendered.prompt),
-        Some("stop_sequences") => Ok(pretty(&rendered.stop_sequences)),
-        Some(other) => Err(format!(
-            "transcript renders the prompt, not {other:?} (try prompt or stop_sequences)"
-        )),
+/// Request mode: the session's `request` option overrides the input's own options
+/// key by key (TR-90).
+impl DialectMachine for RequestMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = RequestFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        options.check()?;
+        Ok(RequestMachine::new(request_overrides(options)))
+    }
+
+    fn folder(_: &Options, _: bool, _: usize) -> RequestFolder {
+        RequestFolder::default()
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        None
     }
 }
 
-fn pretty<T: Serialize>(value: &T) -> String {
-    // Plain data (strings and lists of strings) always serializes.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
+impl DialectMachine for PromptMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = PromptFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        PromptMachine::new(options)
+    }
+
+    fn folder(_: &Options, spans: bool, _: usize) -> PromptFolder {
+        PromptFolder::new(spans)
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(PromptMachine::hold_back_bound(self) + UTF8_CARRY)
+    }
 }
 
-/// The transcript dialect for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "transcript",
-    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop",
-    open,
-    render: Some(render_entry),
-    schemas: session::schemas::<Options, Document>,
-};
+impl DialectMachine for ScanMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = ScanFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        options.check()?;
+        Ok(ScanMachine::new(
+            scan_stops(options),
+            options.structure_aware,
+        ))
+    }
+
+    fn folder(_: &Options, _: bool, _: usize) -> ScanFolder {
+        ScanFolder::default()
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        Some(ScanMachine::hold_back_bound(self) + UTF8_CARRY)
+    }
+}
+
+/// Render mode through the typed API: the options that differ from the defaults
+/// override the input's own (TR-60). The registry passes the options exactly as
+/// given instead, so an option set to its default value still overrides.
+impl DialectMachine for RenderMachine {
+    const NAME: &'static str = "transcript";
+    type Options = Options;
+    type Problem = OptionsProblem;
+    type Folder = RenderFolder;
+
+    fn with_options(options: &Options) -> Result<Self, OptionsProblem> {
+        Ok(RenderMachine::new(explicit_options(options)))
+    }
+
+    fn folder(_: &Options, _: bool, _: usize) -> RenderFolder {
+        RenderFolder::default()
+    }
+
+    fn hold_back_bound(&self) -> Option<usize> {
+        None
+    }
+}
+
+impl Spanned for Event {
+    fn span(&self) -> Span {
+        match self {
+            Event::TurnStart { span, .. }
+            | Event::SystemStart { span }
+            | Event::Content { span, .. }
+            | Event::TurnEnd { span, .. }
+            | Event::Separator { span, .. }
+            | Event::Stray { span, .. }
+            | Event::Diagnostic { span, .. } => *span,
+        }
+    }
+}
+
+impl Spanned for ScanEvent {
+    fn span(&self) -> Span {
+        match self {
+            ScanEvent::Text { span, .. }
+            | ScanEvent::Stop { span, .. }
+            | ScanEvent::Rest { span, .. } => *span,
+        }
+    }
+}
+
+impl Spanned for RequestEvent {
+    fn span(&self) -> Span {
+        match self {
+            RequestEvent::Request { span, .. } | RequestEvent::RequestError { span, .. } => *span,
+        }
+    }
+}
+
+impl Spanned for RenderEvent {
+    fn span(&self) -> Span {
+        match self {
+            RenderEvent::Rendered { span, .. } | RenderEvent::RenderError { span, .. } => *span,
+        }
+    }
+}

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::session::Fold;
+use crate::fold::Fold;
 use crate::span::Span;
 
 /// What a diagnostic is about (TR-11). Serialized in kebab-case.
@@ -239,6 +239,10 @@ impl Fold<Event> for PromptFolder {
 
     fn document(&self) -> &PromptDocument {
         &self.document
+    }
+
+    fn into_document(self) -> PromptDocument {
+        PromptFolder::into_document(self)
     }
 
     fn is_clean(&self) -> bool {

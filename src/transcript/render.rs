@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::finder::{first_match, Patterns};
 use super::options::{valid_name, Format, Options};
+use crate::fold::Fold;
 use crate::reentry::Machine;
-use crate::session::Fold;
 use crate::span::Span;
 
 /// One message of a conversation to render.
@@ -68,6 +68,18 @@ pub enum RenderCode {
     ReadsAsHeader,
     /// chatml: the first message's role is `system` but no system is given.
     ReadsAsSystem,
+    /// Request mode: completions is given tools.
+    UnsupportedTools,
+    /// Request mode: a block the formatter cannot write.
+    UnsupportedBlock,
+    /// Request mode: media the formatter cannot carry, with the `error` policy.
+    UnsupportedMedia,
+    /// Request mode: a message holds tool calls and user-side blocks (native tool mode).
+    MixedBlocks,
+    /// Request mode: tool calls that would not parse back as anthropic-xml.
+    BadCall,
+    /// Request mode: more cache marks than a provider accepts.
+    TooManyCacheMarks,
 }
 
 /// A refusal to render: what and where (TR-64).
@@ -75,14 +87,15 @@ pub enum RenderCode {
 pub struct RenderError {
     /// What is wrong.
     pub code: RenderCode,
-    /// Which part: `input`, `options`, `system`, `assistant`, `prefill`,
-    /// `messages[i].speaker` or `messages[i].content`.
+    /// Which part: `input`, `options`, `system`, `assistant`, `prefill`, `tools`,
+    /// `context_prefix`, `messages[i].speaker`, `messages[i].content`,
+    /// `messages[i].content[j]` or `messages[i].cache_marker`.
     #[serde(rename = "where")]
     pub location: String,
 }
 
 impl RenderError {
-    fn new(code: RenderCode, location: impl Into<String>) -> Self {
+    pub(crate) fn new(code: RenderCode, location: impl Into<String>) -> Self {
         RenderError {
             code,
             location: location.into(),
@@ -150,7 +163,7 @@ fn merged_options(conversation: &Conversation, session: &Value) -> Result<Option
 
 /// Renders the conversation given as JSON `input`, with the session's `options`
 /// (a JSON object; its keys override the input's own `options`).
-pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
+pub(crate) fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderError> {
     let conversation: Conversation = serde_json::from_value(input.clone())
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     let options = merged_options(&conversation, options)?;
@@ -158,7 +171,7 @@ pub fn render_value(input: &Value, options: &Value) -> Result<Rendered, RenderEr
 }
 
 /// Renders the conversation given as JSON text.
-pub fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
+pub(crate) fn render_text(input: &str, options: &Value) -> Result<Rendered, RenderError> {
     let value: Value = serde_json::from_str(input)
         .map_err(|_| RenderError::new(RenderCode::InvalidInput, "input"))?;
     render_value(&value, options)
@@ -513,6 +526,10 @@ impl Fold<RenderEvent> for RenderFolder {
 
     fn document(&self) -> &RenderDocument {
         &self.document
+    }
+
+    fn into_document(self) -> RenderDocument {
+        self.document
     }
 
     fn is_clean(&self) -> bool {

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::blocks::Blocks;
 use super::finder::{Finder, Found, Patterns};
+use crate::fold::Fold;
 use crate::reentry::Machine;
-use crate::session::Fold;
 use crate::span::Span;
 
 /// The stop that ended the text (TR-72).
@@ -102,6 +102,10 @@ impl Fold<ScanEvent> for ScanFolder {
 
     fn document(&self) -> &ScanDocument {
         &self.document
+    }
+
+    fn into_document(self) -> ScanDocument {
+        self.document
     }
 }
 
