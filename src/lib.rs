@@ -22,6 +22,9 @@
 //! dialect by name with JSON options and writes typed events and documents as
 //! JSON; the CLI is built on it. The conformance harness is behind the
 //! `conformance` feature (on with the default `cli` feature).
+//!
+//! The [`machine`] module compiles the grammars into programs for a resumable parsing
+//! machine, which stops when the bytes run out and continues with the next chunk.
 #![warn(missing_docs)]
 
 pub mod anthropic_xml;

@@ -20,10 +20,7 @@
 mod document;
 mod entities;
 mod event;
-// The pest grammar is the oracle the hand-written probes are tested against; the
-// library itself no longer exposes its derived parser.
-#[cfg_attr(not(test), allow(dead_code))]
-mod grammar;
+pub(crate) mod grammar;
 mod machine;
 mod options;
 mod render;

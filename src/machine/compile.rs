@@ -67,9 +67,17 @@ pub(crate) enum Miscompile {
     RangeEndExclusive,
 }
 
-/// Compiles pest grammar text (several files may be concatenated, as pest does).
+/// Compiles pest grammar text (several files may be concatenated, as pest does);
+/// every rule pest gives a pair is captured.
 pub fn compile(grammar: &str) -> Result<Program, CompileError> {
-    compile_with(grammar, None)
+    compile_with(grammar, None, None)
+}
+
+/// Compiles pest grammar text capturing only the rules named in `captures` (the
+/// others cost nothing at run time, and single-character rules among them fold into
+/// sets). A name that is not a rule of the grammar is refused.
+pub fn compile_capturing(grammar: &str, captures: &[&str]) -> Result<Program, CompileError> {
+    compile_with(grammar, Some(captures), None)
 }
 
 /// How a rule is reached: the caller's atomicity and whether pairs are produced.
@@ -85,6 +93,23 @@ enum Atomicity {
     NonAtomic,
     CompoundAtomic,
     Atomic,
+}
+
+/// Rules with at most this many expression nodes are inlined where they are used.
+const INLINE_LIMIT: usize = 24;
+
+/// How many nodes an expression has (a rule reference counts as one).
+fn expr_size(expr: &Expr) -> usize {
+    match expr {
+        Expr::PosPred(e)
+        | Expr::NegPred(e)
+        | Expr::Opt(e)
+        | Expr::Rep(e)
+        | Expr::RestoreOnErr(e)
+        | Expr::Push(e) => 1 + expr_size(e),
+        Expr::Seq(a, b) | Expr::Choice(a, b) => 1 + expr_size(a) + expr_size(b),
+        _ => 1,
+    }
 }
 
 const BUILTIN_CLASSES: &[(&str, &[(char, char)])] = &[
@@ -120,12 +145,17 @@ struct Compiler<'g> {
     patches: Vec<(usize, (usize, Ctx))>,
     /// The rule being compiled, for error messages.
     current: usize,
+    /// Per rule (and `EOI`): whether it is captured at all (`None`: every rule).
+    capture_filter: Option<Vec<bool>>,
+    /// The rules whose bodies are being emitted (a reference to one of them is a call).
+    inlining: Vec<usize>,
     #[cfg(test)]
     miscompile: Option<Miscompile>,
 }
 
 pub(crate) fn compile_with(
     grammar: &str,
+    captures: Option<&[&str]>,
     #[allow(unused_variables)] miscompile: Option<MiscompileArg>,
 ) -> Result<Program, CompileError> {
     let (_, rules) = pest_meta::parse_and_optimize(grammar)
@@ -143,8 +173,26 @@ pub(crate) fn compile_with(
             construct: "more than 65535 rules".to_string(),
         });
     }
+    let mut capture_filter = None;
+    if let Some(captures) = captures {
+        let mut filter = vec![false; names.len()];
+        for name in captures {
+            match names.iter().position(|n| n == name) {
+                Some(i) => filter[i] = true,
+                None => {
+                    return Err(CompileError::Unsupported {
+                        rule: (*name).to_string(),
+                        construct: "a capture of a rule the grammar does not have".to_string(),
+                    })
+                }
+            }
+        }
+        capture_filter = Some(filter);
+    }
     let mut c = Compiler {
         rules: &rules,
+        capture_filter,
+        inlining: Vec::new(),
         index,
         eoi: RuleId((names.len() - 1) as u16),
         names,
@@ -280,12 +328,18 @@ impl<'g> Compiler<'g> {
     /// Whether a call of rule `r` in `ctx` produces a pair (pest's `state.rule`).
     fn captured(&self, r: usize, ctx: Ctx) -> bool {
         let rule = &self.rules[r];
-        ctx.capture
+        self.wanted(r)
+            && ctx.capture
             && match rule.ty {
                 RuleType::Silent => false,
                 RuleType::Normal | RuleType::Atomic => ctx.atomicity != Atomicity::Atomic,
                 RuleType::CompoundAtomic | RuleType::NonAtomic => true,
             }
+    }
+
+    /// Whether rule `r` (or `EOI`, past the rules) is captured at all.
+    fn wanted(&self, r: usize) -> bool {
+        self.capture_filter.as_ref().is_none_or(|f| f[r])
     }
 
     /// The context the body of rule `r` runs in, and whether pest generated it with
@@ -494,6 +548,24 @@ impl<'g> Compiler<'g> {
 
     fn emit_variant(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
         self.variants.insert((r, ctx), self.here());
+        self.rule_body(r, ctx)?;
+        self.code.push(Inst::Return);
+        Ok(())
+    }
+
+    /// A rule's match, capture included: inlined when the rule is small and not
+    /// already being emitted further up (recursion), else a call of its subroutine.
+    fn rule_ref(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
+        let small = expr_size(&self.rules[r].expr) <= INLINE_LIMIT;
+        if small && !self.inlining.contains(&r) && self.inlining.len() < 32 {
+            self.rule_body(r, ctx)
+        } else {
+            self.call(r, ctx);
+            Ok(())
+        }
+    }
+
+    fn rule_body(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
         let rules = self.rules;
         let captured = self.captured(r, ctx);
         let id = RuleId(r as u16);
@@ -501,16 +573,21 @@ impl<'g> Compiler<'g> {
             self.code.push(Inst::Open(id));
         }
         let (body, skips) = self.body_ctx(r, ctx);
-        self.expr(&rules[r].expr, body, skips)?;
+        self.inlining.push(r);
+        let outer = std::mem::replace(&mut self.current, r);
+        let result = self.expr(&rules[r].expr, body, skips);
+        self.current = outer;
+        self.inlining.pop();
+        result?;
         if captured {
             self.code.push(Inst::Close(id));
         }
-        self.code.push(Inst::Return);
         Ok(())
     }
 
     fn eoi_in(&mut self, ctx: Ctx) {
-        let captured = ctx.capture && ctx.atomicity != Atomicity::Atomic;
+        let captured =
+            self.wanted(self.eoi.index()) && ctx.capture && ctx.atomicity != Atomicity::Atomic;
         if captured {
             self.code.push(Inst::Open(self.eoi));
         }
@@ -677,7 +754,7 @@ impl<'g> Compiler<'g> {
             // A range that is not a class cannot occur; keep the match total.
             Expr::Range(..) => self.code.push(Inst::Fail),
             Expr::Ident(name) => match self.index.get(name.as_str()) {
-                Some(&r) => self.call(r, ctx),
+                Some(&r) => self.rule_ref(r, ctx)?,
                 None => match name.as_str() {
                     "SOI" => self.code.push(Inst::Soi),
                     "EOI" => self.eoi_in(ctx),
