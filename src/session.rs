@@ -240,9 +240,13 @@ where
         let Some(key) = F::SETTLED_KEY else {
             return Ok(());
         };
-        let array = self
-            .settled
-            .get_or_insert_with(|| SettledArray::new(key, layout));
+        let array = self.settled.get_or_insert_with(|| {
+            if F::SETTLED_HELD {
+                SettledArray::held(key, layout)
+            } else {
+                SettledArray::new(key, layout)
+            }
+        });
         self.fold.write_settled(array);
         array.drain_to(out)
     }
