@@ -50,6 +50,7 @@
 //! Captures are pest's pairs: a rule that pest would give a pair (not silent, not
 //! inside an atomic rule, not inside a predicate) is captured, in pest's order.
 
+mod analysis;
 mod charset;
 mod compile;
 mod program;
