@@ -33,15 +33,25 @@ def test_parser_events_fold_into_the_document_parse_gives():
 def test_events_are_what_idiolect_stream_prints():
     parser = idiolect.Parser("sections")
     events = parser.feed("<think>hi</think>") + parser.finish()
-    assert events[0] == {"type": "section_start", "name": "think", "attrs": {}, "span": [0, 7]}
-    assert list(events[0]) == ["type", "name", "attrs", "span"]
+    assert events[0] == {
+        "type": "section_start",
+        "name": "think",
+        "tag": "think",
+        "attrs": {},
+        "self_closing": False,
+        "span": [0, 7],
+    }
+    assert list(events[0]) == ["type", "name", "tag", "attrs", "self_closing", "span"]
+    assert events[1] == {"type": "content", "text": "hi", "span": [7, 9]}
 
 
 def test_is_clean_turns_false_on_an_error():
-    parser = idiolect.Parser("sections")
-    parser.feed("<think>never closed")
+    parser = idiolect.Parser("plurnk")
+    parser.feed("<<EDIT[x](y)<2>:body never closed")
+    assert parser.is_clean
     parser.finish()
     assert not parser.is_clean
+    assert parser.document()["items"][-1]["kind"] == "error"
 
 
 def test_reset_starts_a_new_input():
@@ -86,14 +96,13 @@ def test_options_change_the_parse():
     assert document["items"][1]["type"] == "text"
 
 
-def test_render_gives_the_dialects_text():
+def test_render_gives_text_that_parses_back():
     calls = [{"name": "get_weather", "input": {"city": "Paris"}}]
     text = idiolect.render("anthropic-xml", "calls", calls)
-    assert "<invoke name=\"get_weather\">" in text
-    document = idiolect.parse("anthropic-xml", text)
-    assert document["blocks"][-1]["type"] == "tool_calls" or any(
-        b["type"] == "tool_calls" for b in document["blocks"]
-    )
+    blocks = idiolect.parse("anthropic-xml", text)["blocks"]
+    assert [b["type"] for b in blocks] == ["tool_calls"]
+    call = blocks[0]["calls"][0]
+    assert (call["name"], call["input"], call["complete"]) == ("get_weather", {"city": "Paris"}, True)
 
 
 def test_invalid_utf8_is_replaced_and_reported():

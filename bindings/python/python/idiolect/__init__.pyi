@@ -1,7 +1,19 @@
 """Type stubs of the idiolect package (checked against the module by mypy's stubtest in CI)."""
 
 from collections.abc import Iterable
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, final
+
+__all__ = [
+    "OptionsError",
+    "Parser",
+    "RenderError",
+    "UnknownDialectError",
+    "__version__",
+    "dialects",
+    "parse",
+    "parse_many",
+    "render",
+]
 
 __version__: Final[str]
 
@@ -48,6 +60,7 @@ def render(
 ) -> str:
     """Renders `value` into the dialect's text, as `idiolect render DIALECT [WHAT]`."""
 
+@final
 class Parser:
     """A streaming parse of one input: `feed` chunks, then `finish`."""
 
