@@ -15,6 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
 use serde_json::Value;
+use std::sync::mpsc::{self, TryRecvError};
+use std::sync::Mutex;
 
 mod convert;
 mod parser;
@@ -156,27 +158,63 @@ fn parse_many<'py>(
     for (i, obj) in objects.iter().enumerate() {
         slices.push(text_bytes(obj, &format!("texts[{i}]"))?);
     }
-    let outs = py.detach(|| -> Result<Vec<Vec<u8>>, String> {
-        let run = || {
-            slices
-                .par_iter()
-                .with_min_len(1)
-                .map(|text| whole(found, &options, spans, text))
-                .collect::<Result<Vec<_>, String>>()
-        };
-        match threads {
-            None => run(),
-            Some(n) => rayon::ThreadPoolBuilder::new()
+    let pool = match threads {
+        None => None,
+        Some(n) => Some(
+            rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .build()
-                .map_err(|e| format!("cannot start {n} threads: {e}"))?
-                .install(run),
+                .map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?,
+        ),
+    };
+    // Workers parse without the GIL and send each record's JSON as it is done; this
+    // thread turns them into Python objects meanwhile (that needs the GIL, so it is
+    // serial), releasing the GIL whenever it waits.
+    let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; slices.len()];
+    let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<u8>, String>)>();
+    let receiver = Mutex::new(receiver);
+    let converted = std::thread::scope(|scope| -> PyResult<()> {
+        let (slices, options) = (&slices, &options);
+        scope.spawn(move || {
+            let parse_all = || {
+                slices
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(sender, |sender, (i, text)| {
+                        // A closed channel means the caller stopped on an error.
+                        let _ = sender.send((i, whole(found, options, spans, text)));
+                    })
+            };
+            match &pool {
+                Some(pool) => pool.install(parse_all),
+                None => parse_all(),
+            }
+        });
+        loop {
+            // Only this thread receives; the mutex makes the receiver shareable with
+            // the GIL-free closure that waits.
+            let next = match receiver.lock().map(|r| r.try_recv()) {
+                Ok(Ok(next)) => Some(next),
+                Ok(Err(TryRecvError::Empty)) => {
+                    py.detach(|| receiver.lock().ok().and_then(|r| r.recv().ok()))
+                }
+                _ => None,
+            };
+            let Some(next) = next else {
+                return Ok(());
+            };
+            let (i, out) = next;
+            let out = out.map_err(PyRuntimeError::new_err)?;
+            documents[i] = Some(from_json(py, &out)?);
         }
     });
-    let outs = outs.map_err(PyRuntimeError::new_err)?;
+    // On an error the scope still waited for the workers to finish their records.
+    converted?;
     let list = PyList::empty(py);
-    for out in outs {
-        list.append(from_json(py, &out)?)?;
+    for document in documents {
+        let document =
+            document.ok_or_else(|| PyRuntimeError::new_err("a record was never parsed"))?;
+        list.append(document)?;
     }
     Ok(list)
 }
