@@ -45,7 +45,8 @@ pub enum Command {
     Render {
         /// The dialect (see `idiolect dialects`).
         dialect: String,
-        /// Which rendering, for dialects with several (anthropic-xml: calls, results, tools).
+        /// Which rendering, for dialects with several (anthropic-xml: calls, results,
+        /// tools; transcript: prompt, stop_sequences, request).
         #[arg(long)]
         what: Option<String>,
         #[command(flatten)]
@@ -64,6 +65,10 @@ pub enum Command {
         /// With --port: also send each input as chunks, under the port schedule.
         #[arg(long, requires = "port")]
         chunks: bool,
+        /// With --port: compare object keys in order too (the in-process runner always
+        /// does), so the source-order rules are checked on the port.
+        #[arg(long, requires = "port")]
+        ordered: bool,
         /// Case names (`dialect::case`) a port is known to fail, one per line.
         #[arg(long, value_name = "FILE")]
         skip: Option<PathBuf>,

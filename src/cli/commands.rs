@@ -60,6 +60,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             dialect,
             port,
             chunks,
+            ordered,
             skip,
             root,
         } => super::conformance::run(super::conformance::Plan {
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             dialect,
             port,
             chunks,
+            ordered,
             skip,
         }),
         Command::Render {
