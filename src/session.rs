@@ -342,6 +342,7 @@ pub fn dialects() -> &'static [Dialect] {
         crate::transcript::DIALECT,
         crate::plurnk::DIALECT,
         crate::field::hermes::DIALECT,
+        crate::field::qwen3_coder::DIALECT,
     ]
 }
 

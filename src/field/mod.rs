@@ -65,6 +65,7 @@ pub mod hermes;
 pub mod json_scan;
 mod options;
 mod probe;
+pub mod qwen3_coder;
 mod render_input;
 pub mod typing;
 
@@ -78,7 +79,7 @@ pub use render_input::{CallSpec, ResultSpec};
 
 /// The names of the field families this build knows (each is also a dialect of
 /// the registry), for tools that treat them alike (`idiolect stream --deltas`).
-pub const FAMILIES: &[&str] = &["hermes"];
+pub const FAMILIES: &[&str] = &["hermes", "qwen3-coder"];
 
 /// Whether `dialect` is a field family.
 pub fn is_family(dialect: &str) -> bool {
