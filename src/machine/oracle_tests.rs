@@ -55,6 +55,8 @@ oracle!(
 oracle!(kindaxml_oracle, "grammar/kindaxml.pest");
 oracle!(plurnk_oracle, "grammar/plurnk.pest");
 oracle!(transcript_oracle, "grammar/transcript.pest");
+oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
 
@@ -369,6 +371,16 @@ proptest! {
     }
 
     #[test]
+    fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
+    }
+
+    #[test]
+    fn qwen3_coder_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<qwen3_coder_oracle::Oracle>(&grammar_text(&["grammar/qwen3-coder.pest"]), seed)?;
+    }
+
+    #[test]
     fn whitespace_comments_and_every_rule_type_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<wide_oracle::Oracle>(&grammar_text(&["src/machine/oracle_wide.pest"]), seed)?;
     }
@@ -467,6 +479,8 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/kindaxml.pest"],
         &["grammar/plurnk.pest"],
         &["grammar/transcript.pest"],
+        &["grammar/hermes.pest"],
+        &["grammar/qwen3-coder.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
@@ -478,4 +492,6 @@ fn every_grammar_of_the_crate_compiles() {
         compile_capturing("a = { \"x\" }", &["b"]),
         Err(CompileError::Unsupported { .. })
     ));
+    assert!(crate::field::grammars::hermes().rule("text_marker").is_some());
+    assert!(crate::field::grammars::qwen3_coder().rule("text_marker").is_some());
 }
