@@ -55,6 +55,21 @@ oracle!(
 oracle!(kindaxml_oracle, "grammar/kindaxml.pest");
 oracle!(plurnk_oracle, "grammar/plurnk.pest");
 oracle!(transcript_oracle, "grammar/transcript.pest");
+oracle!(
+    deepseek_oracle,
+    "grammar/deepseek.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
+    harmony_oracle,
+    "grammar/harmony.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
+    mistral_oracle,
+    "grammar/mistral.pest",
+    "grammar/field-json.pest"
+);
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
 
@@ -356,6 +371,21 @@ proptest! {
     }
 
     #[test]
+    fn deepseek_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<deepseek_oracle::Oracle>(&grammar_text(&["grammar/deepseek.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn harmony_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<harmony_oracle::Oracle>(&grammar_text(&["grammar/harmony.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn mistral_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<mistral_oracle::Oracle>(&grammar_text(&["grammar/mistral.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
     fn whitespace_comments_and_every_rule_type_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<wide_oracle::Oracle>(&grammar_text(&["src/machine/oracle_wide.pest"]), seed)?;
     }
@@ -453,9 +483,15 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/kindaxml.pest"],
         &["grammar/plurnk.pest"],
         &["grammar/transcript.pest"],
+        &["grammar/deepseek.pest", "grammar/field-json.pest"],
+        &["grammar/harmony.pest", "grammar/field-json.pest"],
+        &["grammar/mistral.pest", "grammar/field-json.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
     }
     assert!(grammars::anthropic_xml().rule("opener").is_some());
+    assert!(grammars::deepseek().rule("tool_name").is_some());
+    assert!(grammars::harmony().rule("recipient").is_some());
+    assert!(grammars::mistral().rule("member_name").is_some());
 }
