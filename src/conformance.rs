@@ -6,12 +6,23 @@
 //! sizes 1, 2, 3, 5, 7, 13 and 64, and in seeded random chunkings, and verifies:
 //! - S2: the folded document equals the expected JSON for every chunking;
 //! - S4: after each feed the emitted events reach exactly as far as when the same
-//!   prefix is fed one byte at a time, and held-back bytes stay within the bound;
+//!   prefix is fed one byte at a time, held-back bytes stay within the bound, and
+//!   the held-back suffix is viable markup by the dialect's rule ([`viability`]);
 //! - S8: event spans tile the input, ending at its length after `finish`.
+//!
+//! Documents are compared with [`compare::same`]: objects in key order, numbers by
+//! value.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use crate::session::Session;
+
+pub mod compare;
+pub mod viability;
+
+pub use compare::{same, KeyOrder};
 
 /// Inputs up to this size are also checked at every 2-part split.
 pub const SPLIT_LIMIT: usize = 4096;
@@ -227,8 +238,19 @@ fn span_of(event: &Value) -> Option<(usize, usize)> {
     (start <= end).then_some((start, end))
 }
 
-fn stream(case: &Case, chunks: &[&[u8]], label: &str) -> Result<Run, String> {
-    run_chunked(&case.dialect, &case.options, chunks, label)
+/// Opens the session a run feeds: the dialect's own, or (in the tests that prove the
+/// checks can fail) a deliberately broken variant of it.
+pub type Opener<'a> = &'a dyn Fn(&Case) -> Result<Box<dyn Session>, String>;
+
+/// Opens the case's dialect by name with the case's options.
+pub fn open_dialect(case: &Case) -> Result<Box<dyn Session>, String> {
+    let found = crate::dialect(&case.dialect).ok_or_else(|| {
+        format!(
+            "no dialect named {:?} (folder conformance/{})",
+            case.dialect, case.dialect
+        )
+    })?;
+    (found.open)(&case.options, false).map_err(|e| e.to_string())
 }
 
 /// Feeds `chunks` to a session of `dialect`, checking S8 (spans tile the input) on
@@ -241,7 +263,15 @@ pub fn run_chunked(
 ) -> Result<Run, String> {
     let found = crate::dialect(dialect)
         .ok_or_else(|| format!("no dialect named {dialect:?} (folder conformance/{dialect})"))?;
-    let mut session = (found.open)(options, false).map_err(|e| e.to_string())?;
+    let session = (found.open)(options, false).map_err(|e| e.to_string())?;
+    run_session(session, chunks, label)
+}
+
+fn run_session(
+    mut session: Box<dyn Session>,
+    chunks: &[&[u8]],
+    label: &str,
+) -> Result<Run, String> {
     let (mut covered, mut delivered) = (0usize, 0usize);
     let mut reach = Vec::with_capacity(chunks.len());
     let mut events = Vec::new();
@@ -296,25 +326,34 @@ pub fn document_mismatch(label: &str, case: &Case, got: &Value) -> String {
     )
 }
 
-/// A session that stops folding (as `idiolect stream` does) must report the same
-/// cleanliness as one that folds the whole document.
-fn check_clean_without_document(case: &Case) -> Result<(), String> {
-    let dialect = crate::dialect(&case.dialect).ok_or("unknown dialect")?;
+/// A session that stops folding (as `idiolect stream` does) and the whole-document
+/// path (as `idiolect parse` uses it) must report the same cleanliness, and the same
+/// document, as one that folds every event it emits.
+fn check_clean_without_document(case: &Case, open: Opener) -> Result<(), String> {
     let mut verdicts = Vec::new();
-    for fold in [true, false] {
-        let mut session = (dialect.open)(&case.options, false).map_err(|e| e.to_string())?;
-        if !fold {
-            session.stop_folding();
-        }
+    for path in ["events folded", "events not folded", "whole-document path"] {
+        let mut session = open(case)?;
         let mut events = Vec::new();
-        session.feed(&case.input, &mut events);
+        match path {
+            "events not folded" => {
+                session.stop_folding();
+                session.feed(&case.input, &mut events);
+            }
+            "whole-document path" => session.feed_folding(&case.input),
+            _ => session.feed(&case.input, &mut events),
+        }
         session.finish(&mut events);
-        verdicts.push(session.is_clean());
+        if path == "whole-document path"
+            && !same(&case.expected, &session.document(), KeyOrder::Ordered)
+        {
+            return Err(document_mismatch(path, case, &session.document()));
+        }
+        verdicts.push((path, session.is_clean()));
     }
-    if verdicts[0] != verdicts[1] {
+    if let Some((path, clean)) = verdicts.iter().find(|(_, c)| *c != verdicts[0].1) {
         return Err(format!(
-            "is_clean is {} with the document folded but {} without it",
-            verdicts[0], verdicts[1]
+            "is_clean is {} with the events folded but {clean} on the {path}",
+            verdicts[0].1
         ));
     }
     Ok(())
@@ -322,33 +361,37 @@ fn check_clean_without_document(case: &Case) -> Result<(), String> {
 
 /// Runs one case in-process under the whole schedule; `Err` says what failed.
 pub fn check(case: &Case) -> Result<(), String> {
+    check_with(case, &open_dialect)
+}
+
+/// [`check`] with the sessions opened by `open`.
+pub fn check_with(case: &Case, open: Opener) -> Result<(), String> {
     let input = &case.input[..];
-    let whole = stream(case, &[input], "whole input")?;
-    if whole.document != case.expected {
+    let stream = |chunks: &[&[u8]], label: &str| run_session(open(case)?, chunks, label);
+    let whole = stream(&[input], "whole input")?;
+    if !same(&case.expected, &whole.document, KeyOrder::Ordered) {
         return Err(document_mismatch("whole input", case, &whole.document));
     }
-    check_clean_without_document(case)?;
+    check_clean_without_document(case, open)?;
     let bytes: Vec<&[u8]> = input.chunks(1).collect();
-    let by_byte = stream(case, &bytes, "1-byte chunks")?;
+    let by_byte = stream(&bytes, "1-byte chunks")?;
     let mut reach_at = vec![0usize; input.len() + 1];
     for &(delivered, covered) in &by_byte.reach {
         reach_at[delivered] = covered;
     }
-    let dialect = crate::dialect(&case.dialect).ok_or("unknown dialect")?;
-    let bound = (dialect.open)(&case.options, false)
-        .map_err(|e| e.to_string())?
-        .hold_back_bound();
-    // The hold-back bound is stated in decoded bytes; compare only where raw and
-    // decoded offsets coincide.
-    let bound = bound.filter(|_| std::str::from_utf8(input).is_ok());
+    let bound = open(case)?.hold_back_bound();
+    // The hold-back bound and the viability rule read decoded bytes; check them only
+    // where raw and decoded offsets coincide.
+    let valid = std::str::from_utf8(input).is_ok();
+    let bound = bound.filter(|_| valid);
 
     let mut runs = vec![("1-byte chunks".to_string(), by_byte)];
     for (label, chunks) in schedule(input, &case.name) {
-        let run = stream(case, &chunks, &label)?;
+        let run = stream(&chunks, &label)?;
         runs.push((label, run));
     }
     for (label, run) in &runs {
-        if run.document != case.expected {
+        if !same(&case.expected, &run.document, KeyOrder::Ordered) {
             return Err(document_mismatch(label, case, &run.document));
         }
         for &(delivered, covered) in &run.reach {
@@ -366,7 +409,31 @@ pub fn check(case: &Case) -> Result<(), String> {
                     ));
                 }
             }
+            if valid {
+                viability::check(
+                    &case.dialect,
+                    &case.options,
+                    &input[..covered],
+                    &input[covered..delivered],
+                )
+                .map_err(|why| format!("S4 {label}: after {delivered} bytes {why}"))?;
+            }
         }
     }
     Ok(())
+}
+
+/// The registered dialects that have no case among `cases`: the runner fails for
+/// each, so a dialect cannot be added without its corpus.
+pub fn dialects_without_cases(cases: &[Result<Case, LoadError>]) -> Vec<&'static str> {
+    crate::dialects()
+        .iter()
+        .map(|d| d.name)
+        .filter(|name| {
+            !cases.iter().any(|c| match c {
+                Ok(case) => case.dialect == *name,
+                Err(e) => e.id.starts_with(&format!("{name}::")),
+            })
+        })
+        .collect()
 }

@@ -15,6 +15,12 @@
 //! keeps its own resumable probe (see [`Verdict`]) that remembers how far it has
 //! looked, so the total work stays linear even at 1-byte chunks (contract S5).
 
+/// The largest value a size option (`max_tag_bytes`, `max_statement_bytes`) takes
+/// effect with: 4 GiB less one byte. A larger value is clamped to it, which changes
+/// nothing but keeps every bound computed from it (a hold-back bound, a limit plus a
+/// lookahead) free of overflow; no unit that large is ever held.
+pub const MAX_SIZE_OPTION: usize = u32::MAX as usize;
+
 /// What a resumable boundary probe says about the unit it has seen so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {

@@ -341,6 +341,7 @@ pub fn dialects() -> &'static [Dialect] {
         crate::kindaxml::DIALECT,
         crate::transcript::DIALECT,
         crate::plurnk::DIALECT,
+        crate::field::hermes::DIALECT,
     ]
 }
 

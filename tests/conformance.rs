@@ -10,15 +10,24 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
     let trials = match idiolect::conformance::load(&root, None) {
         Err(e) => vec![Trial::test("corpus", move || Err(e.into()))],
-        Ok(cases) => cases
-            .into_iter()
-            .map(|case| match case {
-                Ok(case) => Trial::test(case.id(), move || {
-                    idiolect::conformance::check(&case).map_err(Into::into)
-                }),
-                Err(e) => Trial::test(e.id, move || Err(e.message.into())),
-            })
-            .collect(),
+        Ok(cases) => {
+            let missing = idiolect::conformance::dialects_without_cases(&cases);
+            let mut trials: Vec<Trial> = cases
+                .into_iter()
+                .map(|case| match case {
+                    Ok(case) => Trial::test(case.id(), move || {
+                        idiolect::conformance::check(&case).map_err(Into::into)
+                    }),
+                    Err(e) => Trial::test(e.id, move || Err(e.message.into())),
+                })
+                .collect();
+            for name in missing {
+                trials.push(Trial::test(format!("{name}::(corpus)"), move || {
+                    Err(format!("the registered dialect {name} has no conformance cases").into())
+                }));
+            }
+            trials
+        }
     };
     libtest_mimic::run(&args, trials).exit();
 }

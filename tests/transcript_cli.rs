@@ -126,3 +126,101 @@ fn stream_with_stops_cuts_at_the_earliest_one() {
         (json!(1), json!(5))
     );
 }
+
+/// The README's request example: two participants, one tool call and its result,
+/// and a cache marker (TR-97, TR-102).
+fn request_input() -> Value {
+    json!({
+        "system": "You answer briefly.",
+        "messages": [
+            {"speaker": "Alice", "content": "Weather in Paris?", "cache_marker": true},
+            {"speaker": "Claude", "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Paris"}}
+            ]},
+            {"speaker": "Alice", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "18 C, sunny"}
+            ]}
+        ],
+        "options": {"assistant": "Claude", "prompt_caching": true}
+    })
+}
+
+#[test]
+fn render_what_request_in_tool_mode_xml_writes_the_exchange_into_the_prefill() {
+    let out = run(
+        &["render", "transcript", "--what", "request"],
+        request_input().to_string().as_bytes(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let request = stdout_json(&out);
+    let prefill = "Alice: Weather in Paris?\nClaude: Checking.\n<function_calls>\n<invoke name=\"weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n</function_calls>\nAlice: <function_results>\n<result tool_use_id=\"t1\">18 C, sunny</result>\n</function_results>\nClaude:";
+    assert_eq!(request["assistant_prefill"], prefill);
+    let last = &request["messages"][1];
+    assert_eq!(last["role"], "assistant");
+    assert_eq!(
+        last["content"],
+        json!([
+            {"type": "text", "text": "Alice: Weather in Paris?", "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": &prefill["Alice: Weather in Paris?".len()..]}
+        ])
+    );
+    assert_eq!(request["stop_sequences"], json!(["\nAlice:"]));
+}
+
+#[test]
+fn render_what_request_in_tool_mode_native_keeps_native_blocks() {
+    let dir = std::env::temp_dir().join(format!("idiolect-request-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = dir.join("options.json");
+    std::fs::write(&options, r#"{"request": {"tool_mode": "native"}}"#).unwrap();
+    let out = run(
+        &[
+            "render",
+            "transcript",
+            "--what",
+            "request",
+            "--options",
+            options.to_str().unwrap(),
+        ],
+        request_input().to_string().as_bytes(),
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let request = stdout_json(&out);
+    let messages = request["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"][2]["type"], "tool_use");
+    assert_eq!(messages[2]["role"], "user");
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        json!([{"type": "text", "text": "Claude:"}])
+    );
+    assert_eq!(request["assistant_prefill"], "Claude:");
+}
+
+#[test]
+fn render_what_request_refusal_exits_2_with_the_code() {
+    let input = json!({"messages": [{"speaker": "Alice", "content": [{"type": "image", "source": {}}]}],
+                       "options": {"formatter": "completions"}});
+    let out = run(
+        &["render", "transcript", "--what", "request"],
+        input.to_string().as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unsupported-media at messages[0].content[0]"),
+        "{stderr}"
+    );
+}

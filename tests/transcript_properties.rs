@@ -1,12 +1,17 @@
 //! Property tests of the transcript dialect: parse(render(x)) gives back the
-//! conversation (TR-65), and the stop scanner, over random texts and chunkings,
+//! conversation (TR-65), parsing the prefill prompt of a built request gives back
+//! its messages for every prompt-based formatter (TR-105), and the stop scanner, over random texts and chunkings,
 //! emits exactly the text before the earliest stop (TR-71, TR-73): never a byte of
 //! the stop, never a lost byte before it, and never more held back than its bound.
 
+use idiolect::anthropic_xml::{self, CallSpec, ResultSpec, ToolDefinition};
 use idiolect::transcript::{
-    self, Conversation, Document, Format, Options, ScanEvent, ScanMachine, Scanner, Turn,
+    self, Block, Content, Conversation, Document, Format, Formatter, Options, ParticipantMode,
+    RequestInput, RequestMessage, RequestOptions, ScanEvent, ScanMachine, Scanner, SystemPrompt,
+    Turn,
 };
 use proptest::prelude::*;
+use serde_json::{json, Map, Value};
 
 const SPEAKERS: [&str; 4] = ["Alice", "Bob", "Dr. Zoë", "Claude"];
 
@@ -304,6 +309,7 @@ fn options_under_test() -> Vec<serde_json::Value> {
         json!({"mode": "scan", "stop": ["\nUser:"], "structure_aware": true}),
         json!({"mode": "scan", "format": "completions", "participants": ["Alice", "Claude"], "assistant": "Claude"}),
         json!({"mode": "render", "format": "participants"}),
+        json!({"mode": "request", "request": {"formatter": "chatml"}}),
     ]
 }
 
@@ -343,7 +349,7 @@ proptest! {
             ],
             0..24,
         ),
-        which in 0usize..10,
+        which in 0usize..11,
         chunk in 1usize..9,
     ) {
         let input = parts.concat();
@@ -358,5 +364,310 @@ proptest! {
             covered = end;
         }
         prop_assert_eq!(covered, String::from_utf8_lossy(&input).len());
+    }
+}
+
+/// A content block of a request message: text pieces that look like headers, and
+/// thinking, tool calls and tool results.
+fn block() -> impl Strategy<Value = Block> {
+    prop_oneof![
+        4 => text().prop_map(|text| Block::Text { text }),
+        1 => text().prop_map(|thinking| Block::Thinking { thinking, signature: None }),
+        1 => (prop::sample::select(vec!["f", "get_weather"]), text()).prop_map(|(name, value)| {
+            let mut input = Map::new();
+            input.insert("q".into(), Value::String(value));
+            input.insert("n".into(), json!(2));
+            Block::ToolUse { id: "t1".into(), name: name.into(), input }
+        }),
+        1 => (text(), any::<bool>()).prop_map(|(content, is_error)| Block::ToolResult {
+            tool_use_id: "t1".into(),
+            content: Value::String(content),
+            is_error,
+        }),
+    ]
+}
+
+fn request_message() -> impl Strategy<Value = RequestMessage> {
+    (
+        prop::sample::select(SPEAKERS.to_vec()),
+        prop::collection::vec(block(), 0..4),
+        any::<bool>(),
+    )
+        .prop_map(|(speaker, blocks, cache_marker)| RequestMessage {
+            speaker: speaker.to_string(),
+            content: Content::Blocks(blocks),
+            cache_marker,
+        })
+}
+
+fn tools() -> Vec<ToolDefinition> {
+    vec![ToolDefinition {
+        name: "get_weather".into(),
+        description: Some("Weather now".into()),
+        input_schema: Some(json!({"type": "object", "properties": {"q": {"type": "string"}}})),
+    }]
+}
+
+fn xml_options() -> anthropic_xml::Options {
+    anthropic_xml::Options {
+        render_prefix: false,
+        ..anthropic_xml::Options::default()
+    }
+}
+
+/// A message's text as TR-96 writes it, for anthropic-xml (`chatml_json` false,
+/// `think` false) and chatml.
+fn expected_text(blocks: &[Block], chatml_json: Option<bool>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut calls: Vec<CallSpec> = Vec::new();
+    let mut results: Vec<ResultSpec> = Vec::new();
+    let flush =
+        |parts: &mut Vec<String>, calls: &mut Vec<CallSpec>, results: &mut Vec<ResultSpec>| {
+            if !calls.is_empty() {
+                parts.push(anthropic_xml::render_calls(calls, &xml_options()).unwrap());
+                calls.clear();
+            }
+            if !results.is_empty() {
+                parts.push(anthropic_xml::render_results(results, &xml_options()));
+                results.clear();
+            }
+        };
+    for block in blocks {
+        if !matches!(block, Block::ToolUse { .. }) && !calls.is_empty()
+            || !matches!(block, Block::ToolResult { .. }) && !results.is_empty()
+        {
+            flush(&mut parts, &mut calls, &mut results);
+        }
+        match block {
+            Block::Text { text } => parts.push(text.clone()),
+            Block::Thinking { thinking, .. } => parts.push(match chatml_json {
+                Some(_) => format!("<think>{thinking}</think>"),
+                None => format!("<thinking>{thinking}</thinking>"),
+            }),
+            Block::ToolUse { name, input, .. } if chatml_json == Some(true) => parts.push(format!(
+                "<tool_call>\n{{\"name\":{},\"arguments\":{}}}\n</tool_call>",
+                Value::String(name.clone()),
+                Value::Object(input.clone())
+            )),
+            Block::ToolResult { content, .. } if chatml_json == Some(true) => parts.push(format!(
+                "<tool_response>\n{}\n</tool_response>",
+                content.as_str().unwrap()
+            )),
+            Block::ToolUse { name, input, .. } => calls.push(CallSpec {
+                name: name.clone(),
+                params: None,
+                input: Some(input.clone()),
+                complete: None,
+            }),
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => results.push(ResultSpec {
+                tool_use_id: Some(tool_use_id.clone()),
+                is_error: *is_error,
+                content: content.clone(),
+            }),
+            Block::Image { .. } => {}
+        }
+    }
+    flush(&mut parts, &mut calls, &mut results);
+    parts.join("\n")
+}
+
+fn parse_messages(doc: &transcript::PromptDocument) -> Vec<(String, String)> {
+    doc.messages
+        .iter()
+        .map(|m| (m.speaker.clone(), m.content.clone()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// TR-105: the prefill prompt of anthropic-xml (tool mode xml), chatml and
+    /// completions parses back to the conversation; a refusal is one of the codes
+    /// that protect exactly that.
+    #[test]
+    fn parse_of_prefill_gives_back_the_messages(
+        messages in prop::collection::vec(request_message(), 0..6),
+        formatter in prop::sample::select(vec![Formatter::AnthropicXml, Formatter::Chatml, Formatter::Completions]),
+        simple in any::<bool>(),
+        thinking in any::<bool>(),
+        caching in any::<bool>(),
+        with_tools in any::<bool>(),
+        json_tools in any::<bool>(),
+        system in prop::option::of(text()),
+        prefix in prop::option::of(text()),
+        eot in prop::sample::select(vec!["<|eot|>", "</s>", "aa"]),
+    ) {
+        let completions = formatter == Formatter::Completions;
+        let mut messages = messages;
+        if completions {
+            // Completions refuses tools and thinking (TR-100): give it text only.
+            for m in &mut messages {
+                if let Content::Blocks(blocks) = &mut m.content {
+                    blocks.retain(|b| matches!(b, Block::Text { .. }));
+                }
+            }
+        }
+        let tools = if with_tools && !completions { tools() } else { Vec::new() };
+        let options = RequestOptions {
+            formatter,
+            participant_mode: if simple { ParticipantMode::Simple } else { ParticipantMode::Multiuser },
+            assistant: "Claude".into(),
+            thinking,
+            prompt_caching: caching,
+            context_prefix: prefix.clone(),
+            tool_format: if json_tools { transcript::ToolFormat::Json } else { transcript::ToolFormat::Xml },
+            eot: eot.to_string(),
+            ..RequestOptions::default()
+        };
+        let input = RequestInput {
+            system: system.clone().map(SystemPrompt::Text),
+            messages: messages.clone(),
+            tools: tools.clone(),
+            options: None,
+        };
+        let request = match transcript::build_request(&input, &options) {
+            Ok(request) => request,
+            Err(e) => {
+                let code = serde_json::to_value(e.code).unwrap();
+                let allowed = ["contains-header", "reads-as-header", "too-many-cache-marks"];
+                prop_assert!(allowed.contains(&code.as_str().unwrap()), "refused with {}", e);
+                return Ok(());
+            }
+        };
+        let prefill = request.assistant_prefill.clone().expect("a prefill");
+        let name = |speaker: &str| -> String {
+            if simple && speaker != "Claude" { "Human".into() } else { speaker.into() }
+        };
+        // The labelled names of the conversation: its speakers and the assistant.
+        let mut names: Vec<String> = messages.iter().map(|m| name(&m.speaker)).collect();
+        names.push("Claude".into());
+        names.sort();
+        names.dedup();
+        let prefix = prefix.filter(|p| !p.is_empty());
+        let system = system.filter(|s| !s.is_empty());
+        let (parse_options, expected_system, mut expected, open) = match formatter {
+            Formatter::AnthropicXml => {
+                let tools_text = (!tools.is_empty()).then(|| anthropic_xml::render_tools(&tools, &xml_options()));
+                let head: Vec<String> = tools_text.into_iter().chain(prefix.clone()).collect();
+                let expected: Vec<(String, String)> = messages.iter().map(|m| {
+                    let blocks = match &m.content { Content::Blocks(b) => b.clone(), Content::Text(t) => vec![Block::Text { text: t.clone() }] };
+                    (name(&m.speaker), expected_text(&blocks, None))
+                }).collect();
+                (
+                    Options { format: Format::Participants, participants: names.clone(), ..Options::default() },
+                    (!head.is_empty()).then(|| head.join("\n")),
+                    expected,
+                    ("Claude".to_string(), if thinking { "<thinking>".to_string() } else { String::new() }),
+                )
+            }
+            Formatter::Chatml => {
+                let tools_text = (!tools.is_empty()).then(|| if json_tools {
+                    let line = json!({"name": "get_weather", "description": "Weather now", "parameters": tools[0].input_schema}).to_string();
+                    format!("<tools>\n{line}\n</tools>")
+                } else {
+                    anthropic_xml::render_tools(&tools, &xml_options())
+                });
+                let sys = match (system.clone(), tools_text) {
+                    (None, None) => None,
+                    (Some(s), None) => Some(s),
+                    (None, Some(t)) => Some(t),
+                    (Some(s), Some(t)) => Some(format!("{s}\n\n{t}")),
+                };
+                let mut expected: Vec<(String, String)> = prefix.iter().map(|p| ("assistant".to_string(), p.clone())).collect();
+                expected.extend(messages.iter().map(|m| {
+                    let blocks = match &m.content { Content::Blocks(b) => b.clone(), Content::Text(t) => vec![Block::Text { text: t.clone() }] };
+                    let text = expected_text(&blocks, Some(json_tools));
+                    if m.speaker == "Claude" {
+                        ("assistant".to_string(), text)
+                    } else if simple {
+                        ("user".to_string(), text)
+                    } else {
+                        ("user".to_string(), format!("{}: {text}", m.speaker))
+                    }
+                }));
+                (
+                    Options { format: Format::Chatml, ..Options::default() },
+                    sys,
+                    expected,
+                    ("assistant".to_string(), if thinking { "<think>".to_string() } else { String::new() }),
+                )
+            }
+            _ => {
+                let mut expected: Vec<(String, String)> = prefix.iter().map(|p| ("Claude".to_string(), p.clone())).collect();
+                expected.extend(messages.iter().map(|m| {
+                    let blocks = match &m.content { Content::Blocks(b) => b.clone(), Content::Text(t) => vec![Block::Text { text: t.clone() }] };
+                    (name(&m.speaker), expected_text(&blocks, None))
+                }));
+                (
+                    Options { format: Format::Completions, participants: names.clone(), eot: eot.to_string(), ..Options::default() },
+                    system,
+                    expected,
+                    ("Claude".to_string(), String::new()),
+                )
+            }
+        };
+        let Document::Prompt(doc) = transcript::parse(&prefill, &parse_options).unwrap() else {
+            unreachable!("parse mode gives a prompt document");
+        };
+        prop_assert_eq!(parse_messages(&doc), std::mem::take(&mut expected), "prefill {:?}", prefill);
+        let got_open = doc.open.map(|o| (o.speaker, o.content));
+        prop_assert_eq!(got_open, Some(open), "prefill {:?}", prefill);
+        prop_assert_eq!(doc.system, expected_system, "prefill {:?}", prefill);
+        // The request's last message is the prefill (TR-97, TR-99, TR-100).
+        let last = request.messages.last().expect("a message");
+        let text: String = last.content.iter().map(|b| match &b.block {
+            Block::Text { text } => text.as_str(),
+            _ => "",
+        }).collect();
+        prop_assert_eq!(text, prefill);
+    }
+
+    /// Plain text conversations build under every formatter, and every cache mark
+    /// sits on a block.
+    #[test]
+    fn plain_requests_always_build(
+        messages in prop::collection::vec(
+            (prop::sample::select(SPEAKERS.to_vec()), "[a-z .,!?é]{0,12}", any::<bool>()), 0..6),
+        formatter in prop::sample::select(vec![
+            Formatter::AnthropicXml, Formatter::Native, Formatter::Chatml, Formatter::Completions,
+        ]),
+        caching in any::<bool>(),
+    ) {
+        let marked = messages.iter().filter(|m| m.2).count();
+        let input = RequestInput {
+            messages: messages
+                .into_iter()
+                .map(|(s, c, cache_marker)| RequestMessage {
+                    speaker: s.to_string(),
+                    content: Content::Text(c),
+                    cache_marker,
+                })
+                .collect(),
+            ..RequestInput::default()
+        };
+        let options = RequestOptions {
+            formatter,
+            assistant: "Claude".into(),
+            prompt_caching: caching,
+            ..RequestOptions::default()
+        };
+        let built = transcript::build_request(&input, &options);
+        if caching && marked > 4 && matches!(formatter, Formatter::AnthropicXml | Formatter::Native) {
+            prop_assert!(built.is_err());
+            return Ok(());
+        }
+        let request = built.unwrap();
+        let marks = request
+            .messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter(|b| b.cache_control.is_some())
+            .count();
+        let carries = caching && matches!(formatter, Formatter::AnthropicXml | Formatter::Native);
+        prop_assert_eq!(marks, if carries { marked } else { 0 });
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 mod oracle;
 
 fn options(selector: u8) -> Value {
-    match selector % 10 {
+    match selector % 11 {
         0 => json!({"format": "human-assistant"}),
         1 => json!({"format": "participants", "participants": ["Alice", "Bob", "Claude"]}),
         2 => json!({"format": "participants", "max_name_bytes": 6}),
@@ -20,7 +20,8 @@ fn options(selector: u8) -> Value {
         6 => json!({"mode": "scan", "stop": ["\nUser:", "</function_calls>", "aab"]}),
         7 => json!({"mode": "scan", "stop": ["\nUser:"], "structure_aware": true}),
         8 => json!({"mode": "scan", "format": "completions", "participants": ["Alice", "Claude"], "assistant": "Claude"}),
-        _ => json!({"mode": "render", "format": "participants"}),
+        9 => json!({"mode": "render", "format": "participants"}),
+        _ => json!({"mode": "request", "request": {"formatter": "chatml"}}),
     }
 }
 

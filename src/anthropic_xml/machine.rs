@@ -146,8 +146,10 @@ impl AnthropicXmlMachine {
         options.validate()?;
         let mut tags = ParsingMachine::new(grammars::anthropic_xml());
         tags.capture_only(&TagRules::get().captured());
+        let mut options = options.clone();
+        options.max_tag_bytes = options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION);
         Ok(AnthropicXmlMachine {
-            options: options.clone(),
+            options,
             mode: Mode::Top,
             tags,
             probing: false,

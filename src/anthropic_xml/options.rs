@@ -13,7 +13,7 @@ pub const MIN_MAX_TAG_BYTES: usize = 64;
 
 /// A tool the model may call: used to type call inputs (AX-13) and to render the
 /// tools block (AX-25).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDefinition {
     /// The name the model writes in an invoke's `name` attribute.

@@ -40,12 +40,21 @@ pub enum Command {
         /// Feed the parser at most this many bytes at a time.
         #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
         chunk_size: u64,
+        /// For a field family (hermes, qwen3-coder, ...): print OpenAI chat-completion
+        /// deltas instead of events, argument fragments as they arrive.
+        #[arg(long)]
+        deltas: bool,
+        /// With --deltas: release each tool call whole when it completes; incomplete
+        /// calls never appear.
+        #[arg(long, requires = "deltas")]
+        whole_calls: bool,
     },
     /// Render JSON read from stdin into the dialect's text.
     Render {
         /// The dialect (see `idiolect dialects`).
         dialect: String,
-        /// Which rendering, for dialects with several (anthropic-xml: calls, results, tools).
+        /// Which rendering, for dialects with several (anthropic-xml: calls, results,
+        /// tools; transcript: prompt, stop_sequences, request).
         #[arg(long)]
         what: Option<String>,
         #[command(flatten)]
@@ -64,6 +73,10 @@ pub enum Command {
         /// With --port: also send each input as chunks, under the port schedule.
         #[arg(long, requires = "port")]
         chunks: bool,
+        /// With --port: compare object keys in order too (the in-process runner always
+        /// does), so the source-order rules are checked on the port.
+        #[arg(long, requires = "port")]
+        ordered: bool,
         /// Case names (`dialect::case`) a port is known to fail, one per line.
         #[arg(long, value_name = "FILE")]
         skip: Option<PathBuf>,

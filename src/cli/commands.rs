@@ -50,16 +50,37 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             file,
             options,
             chunk_size,
+            deltas,
+            whole_calls,
         } => {
+            if deltas && !idiolect::field::is_family(&dialect) {
+                return Err(CliError::new(format!(
+                    "--deltas needs a field family ({}), not {dialect:?}",
+                    idiolect::field::FAMILIES.join(", ")
+                )));
+            }
             let (_, mut session) = open(&dialect, &options, true)?;
             // Only the events are printed: no document, so memory stays flat.
             session.stop_folding();
-            stream(session, Source::from_arg(file), chunk_size as usize)
+            let projection = deltas.then(|| {
+                idiolect::field::DeltaProjection::new(if whole_calls {
+                    idiolect::field::DeltaMode::WholeCalls
+                } else {
+                    idiolect::field::DeltaMode::Live
+                })
+            });
+            stream(
+                session,
+                Source::from_arg(file),
+                chunk_size as usize,
+                projection,
+            )
         }
         Command::Conformance {
             dialect,
             port,
             chunks,
+            ordered,
             skip,
             root,
         } => super::conformance::run(super::conformance::Plan {
@@ -67,6 +88,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             dialect,
             port,
             chunks,
+            ordered,
             skip,
         }),
         Command::Render {
@@ -140,6 +162,7 @@ fn stream(
     mut session: Box<dyn Session>,
     source: Source,
     chunk_size: usize,
+    mut projection: Option<idiolect::field::DeltaProjection>,
 ) -> Result<i32, CliError> {
     let mut reader = source.open()?;
     let mut buf = vec![0u8; chunk_size];
@@ -153,12 +176,29 @@ fn stream(
             Err(e) => return Err(source.error(&e)),
         };
         session.feed(&buf[..n], &mut events);
+        project(projection.as_mut(), &mut events);
         print_events(&mut events, &mut line)?;
     }
     session.finish(&mut events);
+    project(projection.as_mut(), &mut events);
     print_events(&mut events, &mut line)?;
     warn_replacements(session.as_ref());
     Ok(if session.is_clean() { 0 } else { 1 })
+}
+
+/// With a projection, replaces field events by the deltas they release (other
+/// events, such as `invalid_utf8` diagnostics, carry no delta and are dropped).
+fn project(projection: Option<&mut idiolect::field::DeltaProjection>, events: &mut Vec<Value>) {
+    let Some(projection) = projection else {
+        return;
+    };
+    let mut deltas = Vec::new();
+    for event in events.drain(..) {
+        if let Ok(event) = serde_json::from_value::<idiolect::field::Event>(event) {
+            projection.push(&event, &mut deltas);
+        }
+    }
+    events.extend(deltas.iter().filter_map(|d| serde_json::to_value(d).ok()));
 }
 
 fn print_events(events: &mut Vec<Value>, line: &mut Vec<u8>) -> Result<(), CliError> {

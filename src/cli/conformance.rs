@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::input::plain;
 use super::CliError;
-use idiolect::conformance::{self, Case};
+use idiolect::conformance::{self, Case, KeyOrder};
 
 /// How long a port may take on one run of one case.
 const PORT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -24,6 +24,8 @@ pub struct Plan {
     pub dialect: Option<String>,
     pub port: Option<String>,
     pub chunks: bool,
+    /// Compare object keys in order (ports compare unordered unless they ask).
+    pub ordered: bool,
     pub skip: Option<PathBuf>,
 }
 
@@ -62,7 +64,14 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
             Ok(case) => {
                 let result = match &plan.port {
                     None => conformance::check(&case),
-                    Some(cmd) => check_port(cmd, &case, plan.chunks, &options_dir),
+                    Some(cmd) => {
+                        let order = if plan.ordered {
+                            KeyOrder::Ordered
+                        } else {
+                            KeyOrder::Unordered
+                        };
+                        check_port(cmd, &case, plan.chunks, order, &options_dir)
+                    }
                 };
                 (case.id(), result)
             }
@@ -105,7 +114,13 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
 }
 
 /// Runs a case through the port: whole, and with `chunks` under the port schedule.
-fn check_port(cmd: &str, case: &Case, chunks: bool, options_dir: &Path) -> Result<(), String> {
+fn check_port(
+    cmd: &str,
+    case: &Case,
+    chunks: bool,
+    order: KeyOrder,
+    options_dir: &Path,
+) -> Result<(), String> {
     std::fs::create_dir_all(options_dir)
         .map_err(|e| format!("cannot create {}: {e}", options_dir.display()))?;
     let options_path = options_dir.join(format!("{}--{}.json", case.dialect, case.name));
@@ -118,7 +133,7 @@ fn check_port(cmd: &str, case: &Case, chunks: bool, options_dir: &Path) -> Resul
         .map_err(|e| format!("cannot write options: {e}"))?;
 
     let whole = run_port(cmd, case, &options_path, None, &case.input)?;
-    if whole != case.expected {
+    if !conformance::same(&case.expected, &whole, order) {
         return Err(conformance::document_mismatch(
             "whole input (port)",
             case,
@@ -156,7 +171,7 @@ fn check_port(cmd: &str, case: &Case, chunks: bool, options_dir: &Path) -> Resul
                 Some(&label),
                 payload.to_string().as_bytes(),
             )?;
-            if got != case.expected {
+            if !conformance::same(&case.expected, &got, order) {
                 return Err(conformance::document_mismatch(
                     &format!("{label} (port)"),
                     case,

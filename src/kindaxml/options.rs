@@ -224,7 +224,7 @@ impl Config {
             duplicates: options.duplicate_attrs,
             metadata: options.recovery_metadata,
             self_closing: options.self_closing_target,
-            max_tag_bytes: options.max_tag_bytes,
+            max_tag_bytes: options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION),
             cdata: options.cdata,
             cdata_unclosed: options.cdata_unclosed,
             escapes: options.backslash_escapes,

@@ -70,6 +70,8 @@ oracle!(
     "grammar/mistral.pest",
     "grammar/field-json.pest"
 );
+oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
 
@@ -386,6 +388,16 @@ proptest! {
     }
 
     #[test]
+    fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
+    }
+
+    #[test]
+    fn qwen3_coder_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<qwen3_coder_oracle::Oracle>(&grammar_text(&["grammar/qwen3-coder.pest"]), seed)?;
+    }
+
+    #[test]
     fn whitespace_comments_and_every_rule_type_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<wide_oracle::Oracle>(&grammar_text(&["src/machine/oracle_wide.pest"]), seed)?;
     }
@@ -486,6 +498,8 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/deepseek.pest", "grammar/field-json.pest"],
         &["grammar/harmony.pest", "grammar/field-json.pest"],
         &["grammar/mistral.pest", "grammar/field-json.pest"],
+        &["grammar/hermes.pest"],
+        &["grammar/qwen3-coder.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
@@ -494,4 +508,6 @@ fn every_grammar_of_the_crate_compiles() {
     assert!(grammars::deepseek().rule("tool_name").is_some());
     assert!(grammars::harmony().rule("recipient").is_some());
     assert!(grammars::mistral().rule("member_name").is_some());
+    assert!(grammars::hermes().rule("text_marker").is_some());
+    assert!(grammars::qwen3_coder().rule("text_marker").is_some());
 }

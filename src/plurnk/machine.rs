@@ -109,7 +109,9 @@ impl PlurnkMachine {
     /// A machine for these (already checked) options.
     pub fn new(options: &Options) -> Self {
         PlurnkMachine {
-            max: options.max_statement_bytes,
+            max: options
+                .max_statement_bytes
+                .min(crate::reentry::MAX_SIZE_OPTION),
             mode: Mode::Text,
             pos: Position::default(),
         }

@@ -89,7 +89,7 @@ impl SectionMachine {
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
         Ok(SectionMachine {
             registry: Registry::new(options)?,
-            max_tag_bytes: options.max_tag_bytes,
+            max_tag_bytes: options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION),
             open: None,
             probe: None,
             scratch: Vec::new(),

@@ -3,9 +3,11 @@
 //! stop scanner that cuts a model's continuation at the first stop sequence.
 //! Rules: spec/transcript.md.
 //!
-//! One dialect, three modes (the `mode` option): `parse` a prompt into its
+//! One dialect, four modes (the `mode` option): `parse` a prompt into its
 //! system prompt, messages and open turn; `render` a conversation into a prompt
-//! and its stop sequences; `scan` a continuation for the earliest stop.
+//! and its stop sequences; `scan` a continuation for the earliest stop; `request`
+//! a normalized conversation (content blocks, tools, cache markers) into a
+//! provider request, by one of four formatters ([`build_request`]).
 //!
 //! ```
 //! use idiolect::transcript::{self, Document, Format, Options};
@@ -40,6 +42,7 @@ mod machine;
 mod options;
 mod prompt;
 mod render;
+mod request;
 mod scan;
 
 pub use grammar::{Rule, TranscriptGrammar};
@@ -52,6 +55,13 @@ pub use prompt::{Code, Diagnostic, Event, Message, PromptDocument, PromptFolder}
 pub use render::{
     render, render_text, render_value, stop_sequences, Conversation, RenderCode, RenderDocument,
     RenderError, RenderEvent, RenderFolder, RenderMachine, Rendered, Turn,
+};
+pub use request::{
+    build_request, build_request_text, build_request_value, Block, CacheControl, CacheKind,
+    Content, Formatter, MediaPolicy, ParticipantMode, ProviderBlock, ProviderMessage, Request,
+    RequestDocument, RequestEvent, RequestFolder, RequestInput, RequestMachine, RequestMessage,
+    RequestOptions, Role, SystemPrompt, ToolFormat, ToolMode, Warning, WarningCode,
+    MAX_CACHE_MARKS,
 };
 pub use scan::{ScanDocument, ScanEvent, ScanFolder, ScanMachine, StopMatch};
 
@@ -80,6 +90,8 @@ pub enum Document {
     Scan(ScanDocument),
     /// Render mode.
     Render(RenderDocument),
+    /// Request mode.
+    Request(RequestDocument),
 }
 
 impl ScanDocument {
@@ -155,6 +167,15 @@ pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem>
             );
             Document::Render(folder.document().clone())
         }
+        Mode::Request => {
+            options.check()?;
+            let folder = run(
+                RequestMachine::new(request_overrides(options)),
+                RequestFolder::default(),
+                input,
+            );
+            Document::Request(folder.document().clone())
+        }
     })
 }
 
@@ -194,19 +215,47 @@ fn open(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> 
                 None,
             ))
         }
+        Mode::Request => {
+            parsed.check().map_err(problem)?;
+            Box::new(TypedSession::new(
+                RequestMachine::new(request_overrides(&parsed)),
+                RequestFolder::default(),
+                None,
+            ))
+        }
     })
 }
 
+/// The session's request options (TR-90): they override the input's.
+fn request_overrides(options: &Options) -> Value {
+    options
+        .request
+        .clone()
+        .map(Value::Object)
+        .unwrap_or(Value::Null)
+}
+
 /// `idiolect render transcript`: `what` is `None` (the JSON document),
-/// `prompt` (the prompt text) or `stop_sequences` (a JSON array).
+/// `prompt` (the prompt text), `stop_sequences` (a JSON array) or `request`
+/// (the provider request of request mode, TR-90).
 fn render_entry(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String> {
+    if what == Some("request") {
+        let parsed: Options =
+            session::options_from_json("transcript", options).map_err(|e| e.to_string())?;
+        parsed
+            .check()
+            .map_err(|e| format!("invalid transcript options: {e}"))?;
+        let request =
+            build_request_value(input, &request_overrides(&parsed)).map_err(|e| e.to_string())?;
+        return Ok(pretty(&request));
+    }
     let rendered = render_value(input, options).map_err(|e| e.to_string())?;
     match what {
         None => Ok(pretty(&rendered)),
         Some("prompt") => Ok(rendered.prompt),
         Some("stop_sequences") => Ok(pretty(&rendered.stop_sequences)),
         Some(other) => Err(format!(
-            "transcript renders the prompt, not {other:?} (try prompt or stop_sequences)"
+            "transcript renders the prompt, not {other:?} (try prompt, stop_sequences or request)"
         )),
     }
 }
@@ -221,7 +270,7 @@ fn pretty<T: Serialize>(value: &T) -> String {
 /// The transcript dialect for the dynamic layer.
 pub const DIALECT: session::Dialect = session::Dialect {
     name: "transcript",
-    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop",
+    summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop, build provider requests",
     open,
     render: Some(render_entry),
     schemas: session::schemas::<Options, Document>,

@@ -39,6 +39,8 @@ pub enum Mode {
     Render,
     /// Cut a model's continuation at the first stop sequence.
     Scan,
+    /// Build a provider request from a normalized conversation (JSON input).
+    Request,
 }
 
 /// Options of the transcript dialect, as given in JSON. Every key is optional.
@@ -67,6 +69,8 @@ pub struct Options {
     pub thinking: bool,
     /// The longest speaker name or ChatML role, in bytes.
     pub max_name_bytes: usize,
+    /// Request mode: request options that override the input's own, key by key (TR-92).
+    pub request: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Default for Options {
@@ -83,6 +87,7 @@ impl Default for Options {
             tools: false,
             thinking: false,
             max_name_bytes: DEFAULT_MAX_NAME_BYTES,
+            request: None,
         }
     }
 }

@@ -68,6 +68,18 @@ pub enum RenderCode {
     ReadsAsHeader,
     /// chatml: the first message's role is `system` but no system is given.
     ReadsAsSystem,
+    /// Request mode: completions is given tools.
+    UnsupportedTools,
+    /// Request mode: a block the formatter cannot write.
+    UnsupportedBlock,
+    /// Request mode: media the formatter cannot carry, with the `error` policy.
+    UnsupportedMedia,
+    /// Request mode: a message holds tool calls and user-side blocks (native tool mode).
+    MixedBlocks,
+    /// Request mode: tool calls that would not parse back as anthropic-xml.
+    BadCall,
+    /// Request mode: more cache marks than a provider accepts.
+    TooManyCacheMarks,
 }
 
 /// A refusal to render: what and where (TR-64).
@@ -75,14 +87,15 @@ pub enum RenderCode {
 pub struct RenderError {
     /// What is wrong.
     pub code: RenderCode,
-    /// Which part: `input`, `options`, `system`, `assistant`, `prefill`,
-    /// `messages[i].speaker` or `messages[i].content`.
+    /// Which part: `input`, `options`, `system`, `assistant`, `prefill`, `tools`,
+    /// `context_prefix`, `messages[i].speaker`, `messages[i].content`,
+    /// `messages[i].content[j]` or `messages[i].cache_marker`.
     #[serde(rename = "where")]
     pub location: String,
 }
 
 impl RenderError {
-    fn new(code: RenderCode, location: impl Into<String>) -> Self {
+    pub(crate) fn new(code: RenderCode, location: impl Into<String>) -> Self {
         RenderError {
             code,
             location: location.into(),
