@@ -342,6 +342,10 @@ pub fn dialects() -> &'static [Dialect] {
         crate::transcript::DIALECT,
         crate::plurnk::DIALECT,
         crate::field::hermes::DIALECT,
+        crate::field::deepseek::DIALECT_V3,
+        crate::field::deepseek::DIALECT_V31,
+        crate::field::harmony::DIALECT,
+        crate::field::mistral::DIALECT,
     ]
 }
 

@@ -57,12 +57,16 @@
 //! assert_eq!(deltas[0].content.as_deref(), Some("Let me check.\n"));
 //! ```
 
+pub mod deepseek;
 mod deltas;
 mod document;
 mod emitter;
 mod event;
+pub mod harmony;
 pub mod hermes;
+pub mod json_arguments;
 pub mod json_scan;
+pub mod mistral;
 mod options;
 mod probe;
 mod render_input;
@@ -78,7 +82,13 @@ pub use render_input::{CallSpec, ResultSpec};
 
 /// The names of the field families this build knows (each is also a dialect of
 /// the registry), for tools that treat them alike (`idiolect stream --deltas`).
-pub const FAMILIES: &[&str] = &["hermes"];
+pub const FAMILIES: &[&str] = &[
+    "hermes",
+    "deepseek-v3",
+    "deepseek-v3.1",
+    "harmony",
+    "mistral",
+];
 
 /// Whether `dialect` is a field family.
 pub fn is_family(dialect: &str) -> bool {
