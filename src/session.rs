@@ -342,6 +342,7 @@ pub fn dialects() -> &'static [Dialect] {
         crate::transcript::DIALECT,
         crate::plurnk::DIALECT,
         crate::field::hermes::DIALECT,
+        crate::field::qwen3_coder::DIALECT,
         crate::field::deepseek::DIALECT_V3,
         crate::field::deepseek::DIALECT_V31,
         crate::field::harmony::DIALECT,

@@ -484,6 +484,11 @@ fn qwen3_coder(held: &[u8]) -> bool {
         let rest = skip_ws(rest);
         return rest.is_empty() || qc_marker(rest);
     }
+    // A value whose parameter closer was left out ends at a function closer
+    // followed by the call's closer or the end of input (QC-15).
+    if let Some(rest) = value.strip_prefix(b"</function>") {
+        return b"</tool_call>".starts_with(skip_ws(rest));
+    }
     false
 }
 

@@ -69,6 +69,7 @@ pub mod json_scan;
 pub mod mistral;
 mod options;
 mod probe;
+pub mod qwen3_coder;
 mod render_input;
 pub mod typing;
 
@@ -84,6 +85,7 @@ pub use render_input::{CallSpec, ResultSpec};
 /// the registry), for tools that treat them alike (`idiolect stream --deltas`).
 pub const FAMILIES: &[&str] = &[
     "hermes",
+    "qwen3-coder",
     "deepseek-v3",
     "deepseek-v3.1",
     "harmony",
