@@ -13,8 +13,10 @@
 //! ```
 
 mod machine;
+mod render;
 
 pub use machine::DeepseekMachine;
+pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
 use crate::reentry::Stream;
@@ -87,7 +89,7 @@ pub const DIALECT_V3: session::Dialect = session::Dialect {
     name: "deepseek-v3",
     summary: "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
     open: open_v3,
-    render: None,
+    render: Some(render::render_v3),
     schemas: session::schemas::<Options, Document>,
 };
 
@@ -96,6 +98,6 @@ pub const DIALECT_V31: session::Dialect = session::Dialect {
     name: "deepseek-v3.1",
     summary: "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
     open: open_v31,
-    render: None,
+    render: Some(render::render_v31),
     schemas: session::schemas::<Options, Document>,
 };

@@ -14,8 +14,10 @@
 //! ```
 
 mod machine;
+mod render;
 
 pub use machine::HarmonyMachine;
+pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
 use crate::reentry::Stream;
@@ -62,6 +64,6 @@ pub const DIALECT: session::Dialect = session::Dialect {
     name: "harmony",
     summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
     open,
-    render: None,
+    render: Some(render::render),
     schemas: session::schemas::<Options, Document>,
 };

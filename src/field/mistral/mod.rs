@@ -12,9 +12,11 @@
 
 mod machine;
 mod options;
+mod render;
 
 pub use machine::MistralMachine;
 pub use options::{Options, TokenizerVersion};
+pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event};
 use crate::reentry::Stream;
@@ -61,6 +63,6 @@ pub const DIALECT: session::Dialect = session::Dialect {
     name: "mistral",
     summary: "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
     open,
-    render: None,
+    render: Some(render::render),
     schemas: session::schemas::<Options, Document>,
 };
