@@ -70,7 +70,7 @@ pub mod mistral;
 mod options;
 mod probe;
 pub mod qwen3_coder;
-mod render_input;
+pub mod render_input;
 pub mod typing;
 
 pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};

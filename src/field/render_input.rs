@@ -1,4 +1,5 @@
-//! What the renderers of every field family read: calls, results, or a whole turn.
+//! What the renderers of every field family read: calls, results, or a whole turn
+//! (`idiolect render FAMILY --what calls|results|turn` reads these from JSON).
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -72,7 +73,7 @@ pub fn turn(input: &Value) -> Result<Document, String> {
     serde_json::from_value(input.clone()).map_err(|e| e.to_string())
 }
 
-/// The calls of a turn document, as call specs.
+/// A turn item as a call spec, if it is a tool call.
 pub fn call_of(item: &Item) -> Option<CallSpec> {
     match item {
         Item::ToolCall {

@@ -80,7 +80,6 @@ struct CallObject {
     /// The opener's `<`.
     unit_start: usize,
     phase: Phase,
-    key_start: usize,
     key: String,
     value: Value,
     value_start: usize,
@@ -206,7 +205,6 @@ impl HermesMachine {
                     self.mode = Mode::Object(Box::new(CallObject {
                         unit_start: start,
                         phase: Phase::BeforeBrace,
-                        key_start: 0,
                         key: String::new(),
                         value: Value::Other,
                         value_start: 0,
@@ -291,7 +289,6 @@ impl HermesMachine {
                 }
                 Phase::BeforeKey => {
                     if b == b'"' {
-                        obj.key_start = at;
                         obj.begin(at);
                         obj.phase = Phase::InKey { escape: false };
                     } else if b == b'}' {

@@ -1,0 +1,287 @@
+//! idiolect's field families side by side with smg's `tool-parser` crate: the same
+//! generated inputs, whole and streamed at 4-byte (a token) and 64-byte chunks, both
+//! in one run, with the ratio; and whether the two agree on those inputs (calls,
+//! names, arguments as JSON values, text).
+//!
+//! `cd benches/smg && cargo run --release [-- CALLS]` (default 10,000 calls).
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use idiolect::field::{self, DocumentFolder, Event, Item, Options};
+use idiolect::session::Fold;
+use openai_protocol::common::Tool;
+use serde_json::{json, Value};
+use tool_parser::parsers::qwen_xml::QwenXmlParser;
+use tool_parser::{QwenParser, ToolParser};
+
+/// Drives a future that never waits on anything outside it (smg's parsers are
+/// async only in signature).
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Hermes,
+    Qwen3Coder,
+}
+
+impl Family {
+    fn name(self) -> &'static str {
+        match self {
+            Family::Hermes => "hermes",
+            Family::Qwen3Coder => "qwen3-coder",
+        }
+    }
+}
+
+/// A turn of `calls` calls with prose around them, as the family writes it. The
+/// prose has no markers; arguments hold a string with escapes, an integer and a
+/// boolean.
+fn generate(family: Family, calls: usize) -> String {
+    let mut out = String::new();
+    for i in 0..calls {
+        out.push_str(&format!(
+            "Step {i}: I will look up the forecast for the city, then compare it with yesterday's numbers.\n"
+        ));
+        let city = format!("Paris \"{}\" \\ café", i % 97);
+        match family {
+            Family::Hermes => {
+                let args = json!({"city": city, "days": i % 7, "metric": i % 2 == 0});
+                out.push_str(&format!(
+                    "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {args}}}\n</tool_call>\n"
+                ));
+            }
+            Family::Qwen3Coder => {
+                out.push_str(&format!(
+                    "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n<parameter=days>\n{}\n</parameter>\n<parameter=metric>\n{}\n</parameter>\n</function>\n</tool_call>\n",
+                    i % 7,
+                    i % 2 == 0
+                ));
+            }
+        }
+    }
+    out.push_str("That is all.");
+    out
+}
+
+fn schema() -> Value {
+    json!({"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}, "metric": {"type": "boolean"}
+    }})
+}
+
+fn smg_tools() -> Vec<Tool> {
+    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": schema()}});
+    vec![serde_json::from_value(tool).expect("an OpenAI tool")]
+}
+
+fn our_options() -> Options {
+    serde_json::from_value(json!({"tools": [{"name": "get_weather", "parameters": schema()}]}))
+        .expect("options")
+}
+
+/// What a parser made of a turn: text, and calls as (name, arguments value).
+#[derive(Debug, Default, PartialEq)]
+struct Outcome {
+    text: String,
+    calls: Vec<(String, Value)>,
+}
+
+/// Chunks of about `size` bytes, cut at character boundaries (smg takes `&str`).
+fn chunks(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+fn ours(family: Family, options: &Options, pieces: &[&str]) -> Outcome {
+    let mut folder = DocumentFolder::new(false);
+    let mut fold = |events: &mut dyn Iterator<Item = Event>| events.for_each(|e| folder.push(&e));
+    match family {
+        Family::Hermes => {
+            let mut p = field::hermes::Parser::with_options(options);
+            for piece in pieces {
+                fold(&mut p.feed(piece.as_bytes()));
+            }
+            fold(&mut p.finish());
+        }
+        Family::Qwen3Coder => {
+            let mut p = field::qwen3_coder::Parser::with_options(options);
+            for piece in pieces {
+                fold(&mut p.feed(piece.as_bytes()));
+            }
+            fold(&mut p.finish());
+        }
+    }
+    let mut outcome = Outcome::default();
+    for item in folder.into_document().items {
+        match item {
+            Item::Text { text, .. } => outcome.text.push_str(&text),
+            Item::ToolCall { name, input, complete: true, .. } => outcome.calls.push((name, input)),
+            _ => {}
+        }
+    }
+    outcome
+}
+
+fn smg_parser(family: Family) -> Box<dyn ToolParser> {
+    match family {
+        Family::Hermes => Box::new(QwenParser::new()),
+        Family::Qwen3Coder => Box::new(QwenXmlParser::new()),
+    }
+}
+
+fn arguments(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+fn smg_whole(family: Family, tools: &[Tool], text: &str) -> Outcome {
+    let parser = smg_parser(family);
+    let (normal, calls) = block_on(parser.parse_complete_with_tools(text, tools)).expect("smg parses");
+    Outcome {
+        text: normal,
+        calls: calls
+            .into_iter()
+            .map(|c| (c.function.name, arguments(&c.function.arguments)))
+            .collect(),
+    }
+}
+
+fn smg_streamed(family: Family, tools: &[Tool], pieces: &[&str]) -> Outcome {
+    let mut parser = smg_parser(family);
+    let mut text = String::new();
+    let mut calls: Vec<(String, String)> = Vec::new();
+    let mut take = |items: Vec<tool_parser::types::ToolCallItem>, calls: &mut Vec<(String, String)>| {
+        for item in items {
+            while calls.len() <= item.tool_index {
+                calls.push((String::new(), String::new()));
+            }
+            if let Some(name) = item.name {
+                calls[item.tool_index].0 = name;
+            }
+            calls[item.tool_index].1.push_str(&item.parameters);
+        }
+    };
+    for piece in pieces {
+        let result = block_on(parser.parse_incremental(piece, tools)).expect("smg streams");
+        text.push_str(&result.normal_text);
+        take(result.calls, &mut calls);
+    }
+    if let Some(rest) = parser.get_unstreamed_tool_args() {
+        take(rest, &mut calls);
+    }
+    text.push_str(&parser.take_unstreamed_normal_text());
+    Outcome {
+        text,
+        calls: calls.into_iter().map(|(n, a)| (n, arguments(&a))).collect(),
+    }
+}
+
+/// The best time of repeated runs of `f` over at least `budget`.
+fn best(budget: Duration, mut f: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    let mut best = Duration::MAX;
+    let mut runs = 0;
+    while runs < 3 || start.elapsed() < budget {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed());
+        runs += 1;
+    }
+    best
+}
+
+fn mbps(bytes: usize, time: Duration) -> f64 {
+    bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+/// Where two outcomes first differ, in one line.
+fn difference(a: &Outcome, b: &Outcome) -> Option<String> {
+    if a.calls.len() != b.calls.len() {
+        return Some(format!("{} calls against {}", a.calls.len(), b.calls.len()));
+    }
+    if let Some(i) = (0..a.calls.len()).find(|&i| a.calls[i] != b.calls[i]) {
+        return Some(format!("call {i}: {:?} against {:?}", a.calls[i], b.calls[i]));
+    }
+    if a.text != b.text {
+        let at = a.text.bytes().zip(b.text.bytes()).take_while(|(x, y)| x == y).count();
+        let show = |t: &str| t.get(at.saturating_sub(20)..(at + 40).min(t.len())).unwrap_or("").to_string();
+        return Some(format!(
+            "text differs at byte {at} ({} vs {} bytes): {:?} against {:?}",
+            a.text.len(),
+            b.text.len(),
+            show(&a.text),
+            show(&b.text)
+        ));
+    }
+    None
+}
+
+fn main() {
+    let calls: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    let tools = smg_tools();
+    let options = our_options();
+    let budget = Duration::from_millis(1500);
+    println!("| family | input | mode | idiolect MB/s | smg MB/s | idiolect / smg |");
+    println!("|---|---|---|---|---|---|");
+    let mut notes = Vec::new();
+    for family in [Family::Hermes, Family::Qwen3Coder] {
+        let text = generate(family, calls);
+        let size = format!("{:.1} MB, {calls} calls", text.len() as f64 / 1e6);
+        for (mode, size_bytes) in [("whole", None), ("4-byte chunks", Some(4)), ("64-byte chunks", Some(64))] {
+            let pieces = match size_bytes {
+                None => vec![text.as_str()],
+                Some(n) => chunks(&text, n),
+            };
+            let ours_time = best(budget, || {
+                std::hint::black_box(ours(family, &options, &pieces));
+            });
+            let smg_time = best(budget, || match size_bytes {
+                None => {
+                    std::hint::black_box(smg_whole(family, &tools, &text));
+                }
+                Some(_) => {
+                    std::hint::black_box(smg_streamed(family, &tools, &pieces));
+                }
+            });
+            println!(
+                "| {} | {size} | {mode} | {:.0} | {:.1} | {:.1}x |",
+                family.name(),
+                mbps(text.len(), ours_time),
+                mbps(text.len(), smg_time),
+                smg_time.as_secs_f64() / ours_time.as_secs_f64()
+            );
+            let a = ours(family, &options, &pieces);
+            let b = match size_bytes {
+                None => smg_whole(family, &tools, &text),
+                Some(_) => smg_streamed(family, &tools, &pieces),
+            };
+            notes.push(match difference(&a, &b) {
+                None => format!("{} {mode}: agree ({} calls, {} bytes of text)", family.name(), a.calls.len(), a.text.len()),
+                Some(d) => format!("{} {mode}: DISAGREE (idiolect against smg): {d}", family.name()),
+            });
+        }
+    }
+    println!();
+    for note in notes {
+        println!("- {note}");
+    }
+}
