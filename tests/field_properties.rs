@@ -2,13 +2,15 @@
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
-//! - rendering (HE-14, QC-17): parsing a rendered turn gives the turn back.
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17): parsing a rendered turn
+//!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, hermes, qwen3_coder, Delta, DeltaMode, DeltaProjection, Document, Event, Item, Options,
+    self, deepseek, harmony, hermes, mistral, qwen3_coder, Delta, DeltaMode, DeltaProjection,
+    Document, Event, Item, Options,
 };
 use idiolect::session::Fold;
 use proptest::prelude::*;
@@ -23,22 +25,41 @@ fn cases(dialect: &str) -> Vec<Case> {
         .collect()
 }
 
-fn events(dialect: &str, options: &Options, chunks: &[&[u8]]) -> Vec<Event> {
-    let mut out = Vec::new();
+fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
+    fn run<M: idiolect::reentry::Machine<Event = Event>>(
+        mut p: idiolect::reentry::Stream<M>,
+        chunks: &[&[u8]],
+    ) -> Vec<Event> {
+        let mut out = Vec::new();
+        chunks.iter().for_each(|c| out.extend(p.feed(c)));
+        out.extend(p.finish());
+        out
+    }
+    let options = if options.is_null() {
+        json!({})
+    } else {
+        options.clone()
+    };
+    let shared = || serde_json::from_value::<Options>(options.clone()).expect("case options");
     match dialect {
-        "hermes" => {
-            let mut p = hermes::Parser::with_options(options);
-            chunks.iter().for_each(|c| out.extend(p.feed(c)));
-            out.extend(p.finish());
-        }
-        "qwen3-coder" => {
-            let mut p = qwen3_coder::Parser::with_options(options);
-            chunks.iter().for_each(|c| out.extend(p.feed(c)));
-            out.extend(p.finish());
+        "hermes" => run(hermes::Parser::with_options(&shared()), chunks),
+        "qwen3-coder" => run(qwen3_coder::Parser::with_options(&shared()), chunks),
+        "deepseek-v3" => run(
+            deepseek::Parser::with_options(deepseek::Variant::V3, &shared()),
+            chunks,
+        ),
+        "deepseek-v3.1" => run(
+            deepseek::Parser::with_options(deepseek::Variant::V31, &shared()),
+            chunks,
+        ),
+        "harmony" => run(harmony::Parser::with_options(&shared()), chunks),
+        "mistral" => {
+            let options: mistral::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(mistral::Parser::with_options(&options), chunks)
         }
         other => panic!("no typed parser for {other}"),
     }
-    out
 }
 
 /// What concatenating deltas gives: content, reasoning, and per call index its
@@ -118,14 +139,8 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
         let all = cases(dialect);
         assert!(all.len() >= 40, "{dialect} has {} cases", all.len());
         for case in all {
-            let options: Options = serde_json::from_value(if case.options.is_null() {
-                json!({})
-            } else {
-                case.options.clone()
-            })
-            .expect("case options");
             for (label, chunks) in conformance::schedule(&case.input, &case.name) {
-                let events = events(dialect, &options, &chunks);
+                let events = events(dialect, &case.options, &chunks);
                 let mut folder = field::DocumentFolder::new(false);
                 events.iter().for_each(|e| folder.push(e));
                 let doc = folder.document().clone();
@@ -159,10 +174,8 @@ fn the_issue_example_streams_content_then_name_then_arguments() {
     let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
     for size in [1, 4, 64, text.len()] {
         let chunks: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
-        let deltas = DeltaProjection::project(
-            DeltaMode::Live,
-            &events("hermes", &Options::default(), &chunks),
-        );
+        let deltas =
+            DeltaProjection::project(DeltaMode::Live, &events("hermes", &Value::Null, &chunks));
         let first_call = deltas
             .iter()
             .position(|d| d.tool_calls.is_some())
@@ -283,6 +296,55 @@ proptest! {
         let doc = document(&pieces);
         let text = hermes::render_turn(&doc).map_err(TestCaseError::fail)?;
         prop_assert_eq!(hermes::parse(&text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn deepseek_v3_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = deepseek::render_turn(deepseek::Variant::V3, &doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(deepseek::parse(deepseek::Variant::V3, &text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn deepseek_v31_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = deepseek::render_turn(deepseek::Variant::V31, &doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(deepseek::parse(deepseek::Variant::V31, &text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn harmony_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = harmony::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(harmony::parse(&text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn mistral_parses_a_rendered_turn_back_in_every_version(pieces in turn(), ids in any::<bool>()) {
+        // Call ids as mistral writes them (nine alphanumerics), or none.
+        let mut doc = document(&pieces);
+        if ids {
+            for item in &mut doc.items {
+                if let Item::ToolCall { index, id, .. } = item {
+                    *id = Some(format!("call{index:05}"));
+                }
+            }
+        }
+        for version in ["v3", "v7", "v11", "v13", "auto"] {
+            let options: mistral::Options =
+                serde_json::from_value(json!({"tokenizer_version": version})).unwrap();
+            let text = mistral::render_turn(options.tokenizer_version, &doc).map_err(TestCaseError::fail)?;
+            let mut want = doc.clone();
+            if version == "v13" {
+                // v13 writes no call ids (MI-9).
+                for item in &mut want.items {
+                    if let Item::ToolCall { id, .. } = item {
+                        *id = None;
+                    }
+                }
+            }
+            prop_assert_eq!(mistral::parse(&text, &options), want, "{} {:?}", version, text);
+        }
     }
 
     #[test]

@@ -57,13 +57,17 @@
 //! assert_eq!(deltas[0].content.as_deref(), Some("Let me check.\n"));
 //! ```
 
+pub mod deepseek;
 mod deltas;
 mod document;
 mod emitter;
 pub mod grammars;
 mod event;
+pub mod harmony;
 pub mod hermes;
+pub mod json_arguments;
 pub mod json_scan;
+pub mod mistral;
 mod options;
 mod probe;
 pub mod qwen3_coder;
@@ -80,7 +84,14 @@ pub use render_input::{CallSpec, ResultSpec};
 
 /// The names of the field families this build knows (each is also a dialect of
 /// the registry), for tools that treat them alike (`idiolect stream --deltas`).
-pub const FAMILIES: &[&str] = &["hermes", "qwen3-coder"];
+pub const FAMILIES: &[&str] = &[
+    "hermes",
+    "qwen3-coder",
+    "deepseek-v3",
+    "deepseek-v3.1",
+    "harmony",
+    "mistral",
+];
 
 /// Whether `dialect` is a field family.
 pub fn is_family(dialect: &str) -> bool {

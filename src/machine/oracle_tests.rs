@@ -55,6 +55,21 @@ oracle!(
 oracle!(kindaxml_oracle, "grammar/kindaxml.pest");
 oracle!(plurnk_oracle, "grammar/plurnk.pest");
 oracle!(transcript_oracle, "grammar/transcript.pest");
+oracle!(
+    deepseek_oracle,
+    "grammar/deepseek.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
+    harmony_oracle,
+    "grammar/harmony.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
+    mistral_oracle,
+    "grammar/mistral.pest",
+    "grammar/field-json.pest"
+);
 oracle!(hermes_oracle, "grammar/hermes.pest");
 oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
@@ -371,6 +386,21 @@ proptest! {
     }
 
     #[test]
+    fn deepseek_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<deepseek_oracle::Oracle>(&grammar_text(&["grammar/deepseek.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn harmony_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<harmony_oracle::Oracle>(&grammar_text(&["grammar/harmony.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn mistral_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<mistral_oracle::Oracle>(&grammar_text(&["grammar/mistral.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
     fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
     }
@@ -479,6 +509,9 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/kindaxml.pest"],
         &["grammar/plurnk.pest"],
         &["grammar/transcript.pest"],
+        &["grammar/deepseek.pest", "grammar/field-json.pest"],
+        &["grammar/harmony.pest", "grammar/field-json.pest"],
+        &["grammar/mistral.pest", "grammar/field-json.pest"],
         &["grammar/hermes.pest"],
         &["grammar/qwen3-coder.pest"],
     ] {
@@ -494,4 +527,7 @@ fn every_grammar_of_the_crate_compiles() {
     ));
     assert!(crate::field::grammars::hermes().rule("text_marker").is_some());
     assert!(crate::field::grammars::qwen3_coder().rule("text_marker").is_some());
+    assert!(crate::field::grammars::deepseek().rule("tool_name").is_some());
+    assert!(crate::field::grammars::harmony().rule("recipient").is_some());
+    assert!(crate::field::grammars::mistral().rule("member_name").is_some());
 }
