@@ -33,8 +33,8 @@ pub mod anthropic_xml;
 pub mod attrs;
 #[cfg(feature = "conformance")]
 pub mod conformance;
-pub mod fold;
 pub mod field;
+pub mod fold;
 pub mod kindaxml;
 pub mod machine;
 pub mod plurnk;

@@ -12,7 +12,7 @@ use idiolect::field::{
     self, deepseek, harmony, hermes, mistral, qwen3_coder, Delta, DeltaMode, DeltaProjection,
     Document, Event, Item, Options,
 };
-use idiolect::session::Fold;
+use idiolect::Fold;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -26,8 +26,8 @@ fn cases(dialect: &str) -> Vec<Case> {
 }
 
 fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
-    fn run<M: idiolect::reentry::Machine<Event = Event>>(
-        mut p: idiolect::reentry::Stream<M>,
+    fn run<M: idiolect::Machine<Event = Event>>(
+        mut p: idiolect::Stream<M>,
         chunks: &[&[u8]],
     ) -> Vec<Event> {
         let mut out = Vec::new();
@@ -42,8 +42,14 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
     };
     let shared = || serde_json::from_value::<Options>(options.clone()).expect("case options");
     match dialect {
-        "hermes" => run(hermes::Parser::with_options(&shared()), chunks),
-        "qwen3-coder" => run(qwen3_coder::Parser::with_options(&shared()), chunks),
+        "hermes" => run(
+            hermes::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "qwen3-coder" => run(
+            qwen3_coder::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
         "deepseek-v3" => run(
             deepseek::Parser::with_options(deepseek::Variant::V3, &shared()),
             chunks,
@@ -52,11 +58,17 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
             deepseek::Parser::with_options(deepseek::Variant::V31, &shared()),
             chunks,
         ),
-        "harmony" => run(harmony::Parser::with_options(&shared()), chunks),
+        "harmony" => run(
+            harmony::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
         "mistral" => {
             let options: mistral::Options =
                 serde_json::from_value(options.clone()).expect("case options");
-            run(mistral::Parser::with_options(&options), chunks)
+            run(
+                mistral::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
         }
         other => panic!("no typed parser for {other}"),
     }

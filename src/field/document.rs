@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::event::Event;
-use crate::session::Fold;
+use crate::fold::Fold;
 use crate::span::Span;
 
 /// One item of a chat turn.
@@ -204,5 +204,9 @@ impl Fold<Event> for DocumentFolder {
 
     fn document(&self) -> &Document {
         &self.document
+    }
+
+    fn into_document(self) -> Document {
+        self.document
     }
 }

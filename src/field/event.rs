@@ -103,3 +103,9 @@ impl Event {
         }
     }
 }
+
+impl crate::fold::Spanned for Event {
+    fn span(&self) -> Span {
+        Event::span(self)
+    }
+}

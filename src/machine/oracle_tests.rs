@@ -525,9 +525,19 @@ fn every_grammar_of_the_crate_compiles() {
         compile_capturing("a = { \"x\" }", &["b"]),
         Err(CompileError::Unsupported { .. })
     ));
-    assert!(crate::field::grammars::hermes().rule("text_marker").is_some());
-    assert!(crate::field::grammars::qwen3_coder().rule("text_marker").is_some());
-    assert!(crate::field::grammars::deepseek().rule("tool_name").is_some());
-    assert!(crate::field::grammars::harmony().rule("recipient").is_some());
-    assert!(crate::field::grammars::mistral().rule("member_name").is_some());
+    assert!(crate::field::grammars::hermes()
+        .rule("text_marker")
+        .is_some());
+    assert!(crate::field::grammars::qwen3_coder()
+        .rule("text_marker")
+        .is_some());
+    assert!(crate::field::grammars::deepseek()
+        .rule("tool_name")
+        .is_some());
+    assert!(crate::field::grammars::harmony()
+        .rule("recipient")
+        .is_some());
+    assert!(crate::field::grammars::mistral()
+        .rule("member_name")
+        .is_some());
 }

@@ -117,14 +117,14 @@ fn ours(family: Family, options: &Options, pieces: &[&str]) -> Outcome {
     let mut fold = |events: &mut dyn Iterator<Item = Event>| events.for_each(|e| folder.push(&e));
     match family {
         Family::Hermes => {
-            let mut p = field::hermes::Parser::with_options(options);
+            let mut p = field::hermes::Parser::with_options(options).expect("options");
             for piece in pieces {
                 fold(&mut p.feed(piece.as_bytes()));
             }
             fold(&mut p.finish());
         }
         Family::Qwen3Coder => {
-            let mut p = field::qwen3_coder::Parser::with_options(options);
+            let mut p = field::qwen3_coder::Parser::with_options(options).expect("options");
             for piece in pieces {
                 fold(&mut p.feed(piece.as_bytes()));
             }

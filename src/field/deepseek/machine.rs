@@ -6,9 +6,9 @@
 use std::sync::OnceLock;
 
 use super::Variant;
+use crate::field::grammars;
 use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
 use crate::field::{Emitter, Event, Options};
-use crate::field::grammars;
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::{find_byte, Machine};
 

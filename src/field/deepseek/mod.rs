@@ -19,8 +19,9 @@ pub use machine::DeepseekMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::fold::{self, Fold};
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::session::{self, OptionsError, Session, TypedSession};
 
 /// Which DeepSeek call syntax a parser reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +45,7 @@ impl Stream<DeepseekMachine> {
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(variant: Variant, input: &str, options: &Options) -> Document {
     let mut folder = DocumentFolder::new(false);
-    session::fold_whole(
+    fold::fold_whole(
         Parser::with_options(variant, options),
         input.as_bytes(),
         &mut folder,

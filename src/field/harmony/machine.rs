@@ -4,9 +4,9 @@
 
 use std::sync::OnceLock;
 
+use crate::field::grammars;
 use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
 use crate::field::{Emitter, Event, Options};
-use crate::field::grammars;
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::{find_byte, Machine};
 

@@ -20,29 +20,45 @@ pub use machine::HarmonyMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::fold::{self, DialectMachine, Fold};
 use crate::reentry::Stream;
-use crate::session::{self, Fold, OptionsError, Session, TypedSession};
+use crate::session;
 
 /// The streaming parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<HarmonyMachine>;
 
-impl Stream<HarmonyMachine> {
-    /// A streaming harmony parser.
-    pub fn with_options(options: &Options) -> Self {
-        Stream::new(HarmonyMachine::new(options))
+impl DialectMachine for HarmonyMachine {
+    const NAME: &'static str = "harmony";
+    type Options = Options;
+    type Problem = std::convert::Infallible;
+    type Folder = DocumentFolder;
+
+    /// Every options value is usable: a field family never refuses its options.
+    fn with_options(options: &Options) -> Result<Self, std::convert::Infallible> {
+        Ok(HarmonyMachine::new(options))
+    }
+
+    fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
+        DocumentFolder::new(spans)
+    }
+
+    /// `None`: a call is held until its markup decides it (spec/field.md).
+    fn hold_back_bound(&self) -> Option<usize> {
+        None
     }
 }
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(input: &str, options: &Options) -> Document {
-    let mut folder = DocumentFolder::new(false);
-    session::fold_whole(Parser::with_options(options), input.as_bytes(), &mut folder);
-    folder.into_document()
+    match fold::parse_whole::<HarmonyMachine>(input, options) {
+        Ok(document) => document,
+        Err(never) => match never {},
+    }
 }
 
 /// Parses a whole document and also returns its events.
 pub fn parse_events(input: &str, options: &Options) -> (Document, Vec<Event>) {
-    let mut parser = Parser::with_options(options);
+    let mut parser = Stream::new(HarmonyMachine::new(options));
     let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
     events.extend(parser.finish());
     let mut folder = DocumentFolder::new(false);
@@ -50,20 +66,11 @@ pub fn parse_events(input: &str, options: &Options) -> (Document, Vec<Event>) {
     (folder.into_document(), events)
 }
 
-fn open(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    let options: Options = session::options_from_json("harmony", options)?;
-    Ok(Box::new(TypedSession::new(
-        HarmonyMachine::new(&options),
-        DocumentFolder::new(spans),
-        None,
-    )))
-}
-
 /// The harmony family for the dynamic layer.
 pub const DIALECT: session::Dialect = session::Dialect {
     name: "harmony",
     summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
-    open,
+    open: session::open::<HarmonyMachine>,
     render: Some(render::render),
     schemas: session::schemas::<Options, Document>,
 };

@@ -3,10 +3,10 @@
 
 use std::sync::OnceLock;
 
+use crate::field::grammars;
 use crate::field::json_scan::{JsonScan, Scanned};
 use crate::field::probe::{rule, MarkerProbe};
 use crate::field::{Emitter, Event, Options};
-use crate::field::grammars;
 use crate::machine::{Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 

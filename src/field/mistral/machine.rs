@@ -6,9 +6,9 @@
 use std::sync::OnceLock;
 
 use super::options::{Options, TokenizerVersion};
+use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
 use crate::field::{Emitter, Event};
-use crate::field::grammars;
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::{find_byte, Machine};
 

@@ -3,10 +3,10 @@
 
 use std::sync::OnceLock;
 
+use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
 use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
 use crate::field::{Emitter, Event, Options};
-use crate::field::grammars;
 use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
