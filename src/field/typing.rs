@@ -50,6 +50,10 @@ pub fn streams_as_string(types: Option<&[&str]>) -> bool {
 /// character by character, so the fragments of a string escape to the fragments
 /// of its escaped form.
 pub fn escape_fragment(text: &str) -> String {
+    // Most fragments need no escaping: copy them as they are.
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        return text.to_string();
+    }
     let quoted = Value::String(text.to_string()).to_string();
     quoted[1..quoted.len() - 1].to_string()
 }

@@ -3,15 +3,16 @@
 //! in one run, with the ratio; and whether the two agree on those inputs (calls,
 //! names, arguments as JSON values, text).
 //!
-//! `cd benches/smg && cargo run --release [-- CALLS]` (default 10,000 calls).
+//! `cd benches/smg && cargo run --release [-- CALLS]` (default 10,000 calls);
+//! `cargo run --release -- scaling` times idiolect alone at 1,000, 4,000 and 16,000
+//! calls.
 
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use idiolect::field::{self, DocumentFolder, Event, Item, Options};
-use idiolect::session::Fold;
+use idiolect::field::{self, DeltaMode, DeltaProjection, Event, Item, Options};
 use openai_protocol::common::Tool;
 use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
@@ -81,7 +82,8 @@ fn schema() -> Value {
 }
 
 fn smg_tools() -> Vec<Tool> {
-    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": schema()}});
+    let tool =
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": schema()}});
     vec![serde_json::from_value(tool).expect("an OpenAI tool")]
 }
 
@@ -112,34 +114,82 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
     out
 }
 
-fn ours(family: Family, options: &Options, pieces: &[&str]) -> Outcome {
-    let mut folder = DocumentFolder::new(false);
-    let mut fold = |events: &mut dyn Iterator<Item = Event>| events.for_each(|e| folder.push(&e));
-    match family {
-        Family::Hermes => {
-            let mut p = field::hermes::Parser::with_options(options).expect("options");
-            for piece in pieces {
-                fold(&mut p.feed(piece.as_bytes()));
-            }
-            fold(&mut p.finish());
-        }
-        Family::Qwen3Coder => {
-            let mut p = field::qwen3_coder::Parser::with_options(options).expect("options");
-            for piece in pieces {
-                fold(&mut p.feed(piece.as_bytes()));
-            }
-            fold(&mut p.finish());
-        }
-    }
+/// The whole-document parse, as a user calls it (`parse`, which feeds the text in
+/// pieces of 64 KiB so that the events of one piece are folded before the next).
+fn ours_whole(family: Family, options: &Options, text: &str) -> Outcome {
+    let doc = match family {
+        Family::Hermes => field::hermes::parse(text, options),
+        Family::Qwen3Coder => field::qwen3_coder::parse(text, options),
+    };
+    outcome(doc)
+}
+
+fn outcome(doc: field::Document) -> Outcome {
     let mut outcome = Outcome::default();
-    for item in folder.into_document().items {
+    for item in doc.items {
         match item {
             Item::Text { text, .. } => outcome.text.push_str(&text),
-            Item::ToolCall { name, input, complete: true, .. } => outcome.calls.push((name, input)),
+            Item::ToolCall {
+                name,
+                input,
+                complete: true,
+                ..
+            } => outcome.calls.push((name, input)),
             _ => {}
         }
     }
     outcome
+}
+
+/// A streamed parse as a server consumes it: events projected to chat-completion
+/// deltas (live), content and per call its name and argument fragments collected,
+/// exactly what [`smg_streamed`] collects from smg's streaming results.
+fn ours(family: Family, options: &Options, pieces: &[&str]) -> Outcome {
+    let mut projection = DeltaProjection::new(DeltaMode::Live);
+    let mut deltas = Vec::new();
+    let mut text = String::new();
+    let mut calls: Vec<(String, String)> = Vec::new();
+    let mut take = |events: &mut dyn Iterator<Item = Event>| {
+        for event in events {
+            projection.push(&event, &mut deltas);
+        }
+        for delta in deltas.drain(..) {
+            if let Some(content) = delta.content {
+                text.push_str(&content);
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                if calls.len() <= call.index {
+                    calls.resize(call.index + 1, (String::new(), String::new()));
+                }
+                if let Some(name) = call.function.name {
+                    calls[call.index].0 = name;
+                }
+                if let Some(fragment) = call.function.arguments {
+                    calls[call.index].1.push_str(&fragment);
+                }
+            }
+        }
+    };
+    match family {
+        Family::Hermes => {
+            let mut p = field::hermes::Parser::with_options(options).expect("options");
+            for piece in pieces {
+                take(&mut p.feed(piece.as_bytes()));
+            }
+            take(&mut p.finish());
+        }
+        Family::Qwen3Coder => {
+            let mut p = field::qwen3_coder::Parser::with_options(options).expect("options");
+            for piece in pieces {
+                take(&mut p.feed(piece.as_bytes()));
+            }
+            take(&mut p.finish());
+        }
+    }
+    Outcome {
+        text,
+        calls: calls.into_iter().map(|(n, a)| (n, arguments(&a))).collect(),
+    }
 }
 
 fn smg_parser(family: Family) -> Box<dyn ToolParser> {
@@ -155,7 +205,8 @@ fn arguments(text: &str) -> Value {
 
 fn smg_whole(family: Family, tools: &[Tool], text: &str) -> Outcome {
     let parser = smg_parser(family);
-    let (normal, calls) = block_on(parser.parse_complete_with_tools(text, tools)).expect("smg parses");
+    let (normal, calls) =
+        block_on(parser.parse_complete_with_tools(text, tools)).expect("smg parses");
     Outcome {
         text: normal,
         calls: calls
@@ -169,7 +220,7 @@ fn smg_streamed(family: Family, tools: &[Tool], pieces: &[&str]) -> Outcome {
     let mut parser = smg_parser(family);
     let mut text = String::new();
     let mut calls: Vec<(String, String)> = Vec::new();
-    let mut take = |items: Vec<tool_parser::types::ToolCallItem>, calls: &mut Vec<(String, String)>| {
+    let take = |items: Vec<tool_parser::types::ToolCallItem>, calls: &mut Vec<(String, String)>| {
         for item in items {
             while calls.len() <= item.tool_index {
                 calls.push((String::new(), String::new()));
@@ -213,30 +264,66 @@ fn mbps(bytes: usize, time: Duration) -> f64 {
     bytes as f64 / 1e6 / time.as_secs_f64()
 }
 
-/// Where two outcomes first differ, in one line.
-fn difference(a: &Outcome, b: &Outcome) -> Option<String> {
-    if a.calls.len() != b.calls.len() {
-        return Some(format!("{} calls against {}", a.calls.len(), b.calls.len()));
-    }
-    if let Some(i) = (0..a.calls.len()).find(|&i| a.calls[i] != b.calls[i]) {
-        return Some(format!("call {i}: {:?} against {:?}", a.calls[i], b.calls[i]));
-    }
-    if a.text != b.text {
-        let at = a.text.bytes().zip(b.text.bytes()).take_while(|(x, y)| x == y).count();
-        let show = |t: &str| t.get(at.saturating_sub(20)..(at + 40).min(t.len())).unwrap_or("").to_string();
-        return Some(format!(
-            "text differs at byte {at} ({} vs {} bytes): {:?} against {:?}",
+/// Where two outcomes first differ: in the calls (names and arguments as JSON
+/// values), then in the text; one line each.
+fn difference(a: &Outcome, b: &Outcome) -> (Option<String>, Option<String>) {
+    let calls = if a.calls.len() != b.calls.len() {
+        Some(format!("{} calls against {}", a.calls.len(), b.calls.len()))
+    } else {
+        (0..a.calls.len())
+            .find(|&i| a.calls[i] != b.calls[i])
+            .map(|i| format!("call {i}: {:?} against {:?}", a.calls[i], b.calls[i]))
+    };
+    let text = (a.text != b.text).then(|| {
+        let at = a
+            .text
+            .bytes()
+            .zip(b.text.bytes())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let show = |t: &str| t.get(at..(at + 30).min(t.len())).unwrap_or("").to_string();
+        format!(
+            "text: {} bytes against {}, first difference at byte {at}: {:?} against {:?}",
             a.text.len(),
             b.text.len(),
             show(&a.text),
             show(&b.text)
-        ));
+        )
+    });
+    (calls, text)
+}
+
+/// `scaling`: idiolect alone at growing sizes (time must grow linearly).
+fn scaling() {
+    let options = our_options();
+    for family in [Family::Hermes, Family::Qwen3Coder] {
+        for calls in [1000, 4000, 16000] {
+            let text = generate(family, calls);
+            let pieces = chunks(&text, 4);
+            let whole = best(Duration::from_millis(500), || {
+                std::hint::black_box(ours_whole(family, &options, &text));
+            });
+            let streamed = best(Duration::from_millis(500), || {
+                std::hint::black_box(ours(family, &options, &pieces));
+            });
+            println!(
+                "{} {calls} calls: whole {:.0} MB/s, 4-byte chunks {:.0} MB/s",
+                family.name(),
+                mbps(text.len(), whole),
+                mbps(text.len(), streamed)
+            );
+        }
     }
-    None
 }
 
 fn main() {
-    let calls: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    if std::env::args().nth(1).as_deref() == Some("scaling") {
+        return scaling();
+    }
+    let calls: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000);
     let tools = smg_tools();
     let options = our_options();
     let budget = Duration::from_millis(1500);
@@ -246,13 +333,22 @@ fn main() {
     for family in [Family::Hermes, Family::Qwen3Coder] {
         let text = generate(family, calls);
         let size = format!("{:.1} MB, {calls} calls", text.len() as f64 / 1e6);
-        for (mode, size_bytes) in [("whole", None), ("4-byte chunks", Some(4)), ("64-byte chunks", Some(64))] {
+        for (mode, size_bytes) in [
+            ("whole", None),
+            ("4-byte chunks", Some(4)),
+            ("64-byte chunks", Some(64)),
+        ] {
             let pieces = match size_bytes {
                 None => vec![text.as_str()],
                 Some(n) => chunks(&text, n),
             };
-            let ours_time = best(budget, || {
-                std::hint::black_box(ours(family, &options, &pieces));
+            let ours_time = best(budget, || match size_bytes {
+                None => {
+                    std::hint::black_box(ours_whole(family, &options, &text));
+                }
+                Some(_) => {
+                    std::hint::black_box(ours(family, &options, &pieces));
+                }
             });
             let smg_time = best(budget, || match size_bytes {
                 None => {
@@ -269,15 +365,25 @@ fn main() {
                 mbps(text.len(), smg_time),
                 smg_time.as_secs_f64() / ours_time.as_secs_f64()
             );
-            let a = ours(family, &options, &pieces);
+            let a = match size_bytes {
+                None => ours_whole(family, &options, &text),
+                Some(_) => ours(family, &options, &pieces),
+            };
             let b = match size_bytes {
                 None => smg_whole(family, &tools, &text),
                 Some(_) => smg_streamed(family, &tools, &pieces),
             };
-            notes.push(match difference(&a, &b) {
-                None => format!("{} {mode}: agree ({} calls, {} bytes of text)", family.name(), a.calls.len(), a.text.len()),
-                Some(d) => format!("{} {mode}: DISAGREE (idiolect against smg): {d}", family.name()),
-            });
+            let (calls, text) = difference(&a, &b);
+            notes.push(format!(
+                "{} {mode}: calls {}; text {}",
+                family.name(),
+                calls.map_or(format!("agree ({} calls)", a.calls.len()), |d| format!(
+                    "DISAGREE (idiolect against smg): {d}"
+                )),
+                text.map_or(format!("agrees ({} bytes)", a.text.len()), |d| format!(
+                    "DISAGREES (idiolect against smg): {d}"
+                )),
+            ));
         }
     }
     println!();
