@@ -11,6 +11,8 @@
 //! - [`kindaxml`]: `We shipped <cite id=1>`, `<claim>…</claim>`, `<todo/>`: annotations.
 //! - [`transcript`]: prompts such as `\n\nHuman: …\n\nAssistant:`, their stop
 //!   sequences, and continuations cut at the first stop.
+//! - [`field`]: the tool-call and reasoning formats of open-weight models
+//!   (hermes, qwen3-coder, …), one chat-turn model and OpenAI-style deltas.
 //! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
 //! Every dialect has the same shape: `Options`, `Parser` (`Parser::with_options`,
@@ -31,6 +33,7 @@ pub mod anthropic_xml;
 pub mod attrs;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod field;
 pub mod fold;
 pub mod kindaxml;
 pub mod machine;

@@ -120,7 +120,7 @@ pub trait Session {
 }
 
 /// A [`Session`] made of a typed [`Stream`] and a [`Fold`].
-struct TypedSession<M: Machine, F> {
+pub(crate) struct TypedSession<M: Machine, F> {
     stream: Stream<M>,
     fold: F,
     hold_back_bound: Option<usize>,
@@ -138,7 +138,7 @@ struct TypedSession<M: Machine, F> {
 
 impl<M: Machine, F> TypedSession<M, F> {
     /// A session over `machine`, folding into `fold`.
-    fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
+    pub(crate) fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
         TypedSession {
             stream: Stream::new(machine),
             fold,
@@ -330,7 +330,7 @@ where
 
 /// Opens a session of a dialect whose machine is `M`: the generic path of every
 /// dialect's [`Dialect::open`].
-fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>
+pub(crate) fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>
 where
     M: DialectMachine + 'static,
     M::Options: DeserializeOwned,
@@ -464,7 +464,7 @@ pub struct Schemas {
 
 /// The schemas of a dialect whose options deserialize into `O` and whose document
 /// serializes from `D`: the [`SchemasFn`] of the dialects in this crate.
-fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
+pub(crate) fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
     Schemas {
         options: schema_for::<O>(SchemaSettings::draft2020_12().for_deserialize()),
         document: schema_for::<D>(
@@ -510,7 +510,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 5] = [
+pub(crate) const DIALECTS: [Dialect; 11] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -547,4 +547,10 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
         render: None,
         schemas: schemas::<plurnk::Options, plurnk::Document>,
     },
+    crate::field::hermes::DIALECT,
+    crate::field::qwen3_coder::DIALECT,
+    crate::field::deepseek::DIALECT_V3,
+    crate::field::deepseek::DIALECT_V31,
+    crate::field::harmony::DIALECT,
+    crate::field::mistral::DIALECT,
 ];

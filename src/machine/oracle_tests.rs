@@ -55,6 +55,23 @@ oracle!(
 oracle!(kindaxml_oracle, "grammar/kindaxml.pest");
 oracle!(plurnk_oracle, "grammar/plurnk.pest");
 oracle!(transcript_oracle, "grammar/transcript.pest");
+oracle!(
+    deepseek_oracle,
+    "grammar/deepseek.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
+    harmony_oracle,
+    "grammar/harmony.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
+    mistral_oracle,
+    "grammar/mistral.pest",
+    "grammar/field-json.pest"
+);
+oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
 
@@ -369,6 +386,31 @@ proptest! {
     }
 
     #[test]
+    fn deepseek_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<deepseek_oracle::Oracle>(&grammar_text(&["grammar/deepseek.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn harmony_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<harmony_oracle::Oracle>(&grammar_text(&["grammar/harmony.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn mistral_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<mistral_oracle::Oracle>(&grammar_text(&["grammar/mistral.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
+    }
+
+    #[test]
+    fn qwen3_coder_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<qwen3_coder_oracle::Oracle>(&grammar_text(&["grammar/qwen3-coder.pest"]), seed)?;
+    }
+
+    #[test]
     fn whitespace_comments_and_every_rule_type_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<wide_oracle::Oracle>(&grammar_text(&["src/machine/oracle_wide.pest"]), seed)?;
     }
@@ -467,6 +509,11 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/kindaxml.pest"],
         &["grammar/plurnk.pest"],
         &["grammar/transcript.pest"],
+        &["grammar/deepseek.pest", "grammar/field-json.pest"],
+        &["grammar/harmony.pest", "grammar/field-json.pest"],
+        &["grammar/mistral.pest", "grammar/field-json.pest"],
+        &["grammar/hermes.pest"],
+        &["grammar/qwen3-coder.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
@@ -478,4 +525,19 @@ fn every_grammar_of_the_crate_compiles() {
         compile_capturing("a = { \"x\" }", &["b"]),
         Err(CompileError::Unsupported { .. })
     ));
+    assert!(crate::field::grammars::hermes()
+        .rule("text_marker")
+        .is_some());
+    assert!(crate::field::grammars::qwen3_coder()
+        .rule("text_marker")
+        .is_some());
+    assert!(crate::field::grammars::deepseek()
+        .rule("tool_name")
+        .is_some());
+    assert!(crate::field::grammars::harmony()
+        .rule("recipient")
+        .is_some());
+    assert!(crate::field::grammars::mistral()
+        .rule("member_name")
+        .is_some());
 }
