@@ -547,8 +547,19 @@ const HARMONY_MARKERS: [&str; 7] = [
 /// whitespace (after a call's `<|message|>` or its object) followed by a viable
 /// prefix of a marker.
 fn harmony(before: &[u8], held: &[u8]) -> bool {
-    if before.is_empty() || marker_prefix(held, &HARMONY_MARKERS) {
+    if marker_prefix(held, &HARMONY_MARKERS) {
         return true;
+    }
+    // At offset 0 the first header is undecided until the byte after its
+    // `<|message|>` arrives (a call's content must start with `{`, HA-10); its
+    // fields are bounded (HA-3), so it never reaches 512 bytes.
+    if before.is_empty() && held.len() <= 512 {
+        let message = b"<|message|>";
+        match memchr::memmem::find(held, message) {
+            None => return true,
+            Some(at) if skip_ws(&held[at + message.len()..]).is_empty() => return true,
+            Some(_) => {}
+        }
     }
     if held.starts_with(b"<|start|>") || held.starts_with(b"<|channel|>") {
         return true;
