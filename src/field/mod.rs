@@ -57,6 +57,57 @@
 //! assert_eq!(deltas[0].content.as_deref(), Some("Let me check.\n"));
 //! ```
 
+/// The glue every single-machine family shares: its `Parser`, its
+/// [`DialectMachine`](crate::fold::DialectMachine) impl (a family never refuses its
+/// options, and holds a call until its markup decides it, spec/field.md), `parse` and
+/// `parse_events`. Written once here so that the families differ only in what differs.
+macro_rules! family_glue {
+    ($machine:ident, $name:literal) => {
+        /// The streaming parser: feed chunks, get [`Event`]s.
+        pub type Parser = $crate::reentry::Stream<$machine>;
+
+        impl $crate::fold::DialectMachine for $machine {
+            const NAME: &'static str = $name;
+            type Options = Options;
+            type Problem = std::convert::Infallible;
+            type Folder = DocumentFolder;
+
+            /// Every options value is usable: a field family never refuses its options.
+            fn with_options(options: &Options) -> Result<Self, std::convert::Infallible> {
+                Ok($machine::new(options))
+            }
+
+            fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
+                DocumentFolder::new(spans)
+            }
+
+            /// `None`: a call is held until its markup decides it (spec/field.md).
+            fn hold_back_bound(&self) -> Option<usize> {
+                None
+            }
+        }
+
+        /// Parses a whole document (the streaming machinery, fed once).
+        pub fn parse(input: &str, options: &Options) -> Document {
+            match $crate::fold::parse_whole::<$machine>(input, options) {
+                Ok(document) => document,
+                Err(never) => match never {},
+            }
+        }
+
+        /// Parses a whole document and also returns its events.
+        pub fn parse_events(input: &str, options: &Options) -> (Document, Vec<Event>) {
+            use $crate::fold::Fold;
+            let mut parser = $crate::reentry::Stream::new($machine::new(options));
+            let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
+            events.extend(parser.finish());
+            let mut folder = DocumentFolder::new(false);
+            events.iter().for_each(|e| folder.push(e));
+            (folder.into_document(), events)
+        }
+    };
+}
+
 pub mod deepseek;
 mod deltas;
 mod document;

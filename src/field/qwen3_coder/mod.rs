@@ -20,51 +20,9 @@ pub use machine::Qwen3CoderMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::fold::{self, DialectMachine, Fold};
-use crate::reentry::Stream;
 use crate::session;
 
-/// The streaming parser: feed chunks, get [`Event`]s.
-pub type Parser = Stream<Qwen3CoderMachine>;
-
-impl DialectMachine for Qwen3CoderMachine {
-    const NAME: &'static str = "qwen3-coder";
-    type Options = Options;
-    type Problem = std::convert::Infallible;
-    type Folder = DocumentFolder;
-
-    /// Every options value is usable: a field family never refuses its options.
-    fn with_options(options: &Options) -> Result<Self, std::convert::Infallible> {
-        Ok(Qwen3CoderMachine::new(options))
-    }
-
-    fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
-        DocumentFolder::new(spans)
-    }
-
-    /// `None`: a call is held until its markup decides it (spec/field.md).
-    fn hold_back_bound(&self) -> Option<usize> {
-        None
-    }
-}
-
-/// Parses a whole document (the streaming machinery, fed once).
-pub fn parse(input: &str, options: &Options) -> Document {
-    match fold::parse_whole::<Qwen3CoderMachine>(input, options) {
-        Ok(document) => document,
-        Err(never) => match never {},
-    }
-}
-
-/// Parses a whole document and also returns its events.
-pub fn parse_events(input: &str, options: &Options) -> (Document, Vec<Event>) {
-    let mut parser = Stream::new(Qwen3CoderMachine::new(options));
-    let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
-    events.extend(parser.finish());
-    let mut folder = DocumentFolder::new(false);
-    events.iter().for_each(|e| folder.push(e));
-    (folder.into_document(), events)
-}
+family_glue!(Qwen3CoderMachine, "qwen3-coder");
 
 /// The qwen3-coder family for the dynamic layer.
 pub const DIALECT: session::Dialect = session::Dialect {
