@@ -113,6 +113,7 @@ mod deltas;
 mod document;
 mod emitter;
 mod event;
+pub mod glm;
 pub mod grammars;
 pub mod harmony;
 pub mod hermes;
@@ -146,6 +147,7 @@ pub const FAMILIES: &[&str] = &[
     "mistral",
     "kimi-k2",
     "minimax-m2",
+    "glm",
 ];
 
 /// Whether `dialect` is a field family.

@@ -71,6 +71,7 @@ oracle!(
     "grammar/field-json.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(glm_oracle, "grammar/glm.pest");
 oracle!(minimax_m2_oracle, "grammar/minimax-m2.pest");
 oracle!(
     kimi_k2_oracle,
@@ -417,6 +418,11 @@ proptest! {
     }
 
     #[test]
+    fn glm_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<glm_oracle::Oracle>(&grammar_text(&["grammar/glm.pest"]), seed)?;
+    }
+
+    #[test]
     fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
     }
@@ -532,6 +538,7 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/qwen3-coder.pest"],
         &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
         &["grammar/minimax-m2.pest"],
+        &["grammar/glm.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
