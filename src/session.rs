@@ -502,7 +502,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 11] = [
+pub(crate) const DIALECTS: [Dialect; 14] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -545,4 +545,7 @@ pub(crate) const DIALECTS: [Dialect; 11] = [
     crate::field::deepseek::DIALECT_V31,
     crate::field::harmony::DIALECT,
     crate::field::mistral::DIALECT,
+    crate::field::kimi_k2::DIALECT,
+    crate::field::minimax_m2::DIALECT,
+    crate::field::glm::DIALECT,
 ];

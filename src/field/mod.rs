@@ -113,11 +113,14 @@ mod deltas;
 mod document;
 mod emitter;
 mod event;
+pub mod glm;
 pub mod grammars;
 pub mod harmony;
 pub mod hermes;
 pub mod json_arguments;
 pub mod json_scan;
+pub mod kimi_k2;
+pub mod minimax_m2;
 pub mod mistral;
 mod options;
 mod probe;
@@ -142,6 +145,9 @@ pub const FAMILIES: &[&str] = &[
     "deepseek-v3.1",
     "harmony",
     "mistral",
+    "kimi-k2",
+    "minimax-m2",
+    "glm",
 ];
 
 /// Whether `dialect` is a field family.
