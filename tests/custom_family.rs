@@ -1,0 +1,69 @@
+//! The example families of examples/families/, defined at run time from a grammar
+//! and a description (spec/custom-family.md), run on the corpus of the built-in
+//! family each reproduces: every case whole and under the conformance runner's
+//! whole split schedule, with its checks (S2 documents, S4 promptness against the
+//! built-in family's viability rule, S8 spans).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use idiolect::conformance::{check_with, load, Case};
+use idiolect::field::custom::Family;
+use libtest_mimic::{Arguments, Trial};
+
+/// (example file stem, built-in dialect whose corpus it must reproduce).
+const EXAMPLES: &[(&str, &str)] = &[("qwen3-coder", "qwen3-coder")];
+
+fn family(root: &Path, stem: &str) -> Result<Family, String> {
+    let dir = root.join("examples").join("families");
+    let read = |ext: &str| {
+        let path = dir.join(format!("{stem}.{ext}"));
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    Family::new(&read("pest")?, &read("json")?).map_err(|e| e.to_string())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut trials = Vec::new();
+    for &(stem, dialect) in EXAMPLES {
+        let family = match family(root, stem) {
+            Ok(f) => Arc::new(f),
+            Err(e) => {
+                trials.push(Trial::test(format!("{stem}::(family)"), move || {
+                    Err(e.into())
+                }));
+                continue;
+            }
+        };
+        let cases = match load(&root.join("conformance"), Some(dialect)) {
+            Ok(cases) => cases,
+            Err(e) => {
+                trials.push(Trial::test(format!("{stem}::(corpus)"), move || {
+                    Err(e.into())
+                }));
+                continue;
+            }
+        };
+        if cases.is_empty() {
+            trials.push(Trial::test(format!("{stem}::(corpus)"), move || {
+                Err(format!("conformance/{dialect} has no cases").into())
+            }));
+        }
+        for case in cases {
+            let family = family.clone();
+            match case {
+                Ok(case) => trials.push(Trial::test(format!("{stem}::{}", case.name), move || {
+                    let open =
+                        |case: &Case| family.open(&case.options, false).map_err(|e| e.to_string());
+                    check_with(&case, &open).map_err(Into::into)
+                })),
+                Err(e) => trials.push(Trial::test(format!("{stem}::{}", e.id), move || {
+                    Err(e.message.into())
+                })),
+            }
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
