@@ -34,6 +34,22 @@ pub struct Description {
     /// that prose after the call is answer text (CF-11).
     #[serde(default)]
     pub calls_end_reasoning: bool,
+    /// What the bytes of a block of calls cut short by the end of input are
+    /// (CF-12): `text` (the default) or `markup`.
+    #[serde(default)]
+    pub end_of_input_in_block: EndInBlock,
+}
+
+/// What the undecided bytes of a block of calls cut by the end of input are (CF-12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndInBlock {
+    /// The entry rule decides at the end of input, as pest would (`EOI`); a
+    /// candidate it does not match is prose.
+    #[default]
+    Text,
+    /// Markup: dropped, starting nothing.
+    Markup,
 }
 
 /// The entry rules, one per mode (CF-5).

@@ -101,6 +101,7 @@ pub(crate) struct Compiled {
     pub(crate) captured: Vec<RuleId>,
     pub(crate) names: NameCleaning,
     pub(crate) calls_end_reasoning: bool,
+    pub(crate) end_in_block_markup: bool,
     pub(crate) start_in_reasoning: bool,
 }
 
@@ -289,6 +290,27 @@ impl CustomMachine {
                 self.leave_reasoning(start, out);
             }
             self.emitter.markup(end, out);
+        }
+    }
+
+    /// Whether a probe undecided at the end of input is a block of calls cut short
+    /// whose bytes are markup (CF-12): `Some(true)` when its bytes hold a block
+    /// opener, `Some(false)` after a call, `None` when its rule decides.
+    fn cut_in_block(&self, probing: Probing) -> Option<bool> {
+        if !self.family.end_in_block_markup {
+            return None;
+        }
+        match probing {
+            Probing::AfterCall => Some(false),
+            Probing::Prose => {
+                let block = self.family.roles.block_open?;
+                self.machine
+                    .captures()
+                    .iter()
+                    .any(|c| c.rule == block && c.is_closed())
+                    .then_some(true)
+            }
+            _ => None,
         }
     }
 
@@ -657,7 +679,21 @@ impl Machine for CustomMachine {
                 Mode::Probe(probing) => {
                     let start = self.unit_start;
                     let unit = &pending[start - base..];
-                    let (outcome, cut) = run(&mut self.machine, unit, eof);
+                    let mut outcome = self.machine.resume(unit.as_bytes());
+                    let mut cut = false;
+                    if eof && outcome == Outcome::NeedMore {
+                        if let Some(block) = self.cut_in_block(probing) {
+                            if block {
+                                self.leave_reasoning(start, out);
+                            }
+                            self.emitter.markup(end, out);
+                            self.pos = end;
+                            self.mode = Mode::Prose;
+                            continue;
+                        }
+                        outcome = self.machine.finish(unit.as_bytes());
+                        cut = !matches!(outcome, Outcome::Matched { .. });
+                    }
                     match outcome {
                         Outcome::NeedMore => break,
                         Outcome::Matched { end: len } => {
@@ -765,6 +801,12 @@ impl Machine for CustomMachine {
             }
             return pending.len();
         }
-        self.emitter.covered().max(base) - base
+        // The object being read stays in the buffer: the parsing machine re-reads
+        // the unit's bytes when it backtracks (their events are out already).
+        let keep = match self.mode {
+            Mode::Arguments => self.emitter.covered().min(self.unit_start),
+            _ => self.emitter.covered(),
+        };
+        keep.max(base) - base
     }
 }

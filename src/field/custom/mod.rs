@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-pub use description::{Arguments, Captures, Description, Entries, NameCleaning};
+pub use description::{Arguments, Captures, Description, EndInBlock, Entries, NameCleaning};
 pub use machine::CustomMachine;
 
 use crate::field::grammars::FIELD_JSON;
@@ -224,6 +224,7 @@ impl Family {
             captured,
             names: description.names,
             calls_end_reasoning: description.calls_end_reasoning,
+            end_in_block_markup: description.end_of_input_in_block == EndInBlock::Markup,
             start_in_reasoning: description.start_in_reasoning,
         };
         debug_assert_eq!(
