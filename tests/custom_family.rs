@@ -25,10 +25,7 @@ fn family(root: &Path, stem: &str) -> Result<Family, String> {
 
 /// Without the built-in family in this build (its viability rule is then missing
 /// too), the documents alone: whole and under the runner's schedule.
-fn documents_only(
-    case: &Case,
-    open: idiolect::conformance::Opener,
-) -> Result<(), String> {
+fn documents_only(case: &Case, open: idiolect::conformance::Opener) -> Result<(), String> {
     let mut chunkings = vec![("whole input".to_string(), vec![&case.input[..]])];
     chunkings.push(("1-byte chunks".to_string(), case.input.chunks(1).collect()));
     chunkings.extend(schedule(&case.input, &case.name));
@@ -47,10 +44,73 @@ fn documents_only(
     Ok(())
 }
 
+/// spec/custom-family.schema.json is the schema generated from the description's
+/// type (`IDIOLECT_WRITE_SCHEMAS=1` rewrites it), and every example description
+/// validates against it.
+fn schema_trials(root: &Path) -> Vec<Trial> {
+    let path = root.join("spec").join("custom-family.schema.json");
+    let generated = idiolect::field::custom::description_schema();
+    let mut text = serde_json::to_string_pretty(&generated).expect("a schema is plain JSON");
+    text.push('\n');
+    let mut trials = Vec::new();
+    let (p, t) = (path.clone(), text);
+    trials.push(Trial::test(
+        "description-schema::matches-the-type",
+        move || {
+            if std::env::var_os("IDIOLECT_WRITE_SCHEMAS").is_some() {
+                std::fs::write(&p, &t).map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            let committed =
+                std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            if committed != t {
+                return Err(format!(
+                    "{} differs from the generated schema (IDIOLECT_WRITE_SCHEMAS=1 rewrites it)",
+                    p.display()
+                )
+                .into());
+            }
+            Ok(())
+        },
+    ));
+    let dir = root.join("examples").join("families");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    for file in files {
+        let schema = generated.clone();
+        let name = file
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        trials.push(Trial::test(
+            format!("description-schema::{name}"),
+            move || {
+                let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+                let instance: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| e.to_string())?;
+                let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+                let errors: Vec<String> = validator
+                    .iter_errors(&instance)
+                    .map(|e| e.to_string())
+                    .collect();
+                if errors.is_empty() {
+                    Ok(())
+                } else {
+                    Err(errors.join("\n").into())
+                }
+            },
+        ));
+    }
+    trials
+}
+
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut trials = Vec::new();
+    let mut trials = schema_trials(root);
     for &(stem, dialect) in EXAMPLES {
         let family = match family(root, stem) {
             Ok(f) => Arc::new(f),

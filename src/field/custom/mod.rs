@@ -47,7 +47,7 @@ use machine::{Compiled, Entry, Roles};
 /// The streaming parser of a custom family: feed chunks, get [`Event`]s.
 pub type Parser = Stream<CustomMachine>;
 
-/// Why a family could not be built (CF-12). Each message is one line and names the
+/// Why a family could not be built (CF-13). Each message is one line and names the
 /// key or the rule at fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -129,6 +129,12 @@ fn intern(grammar: &str, captures: &[&str]) -> Result<&'static Program, CompileE
         p.insert(key, program);
     }
     Ok(program)
+}
+
+/// The JSON Schema (draft 2020-12) of a family description, as committed in
+/// spec/custom-family.schema.json.
+pub fn description_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Description)).unwrap_or(Value::Null)
 }
 
 /// A field family built at run time from a grammar and a description.
