@@ -2,15 +2,15 @@
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
-//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17): parsing a rendered turn
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17): parsing a rendered turn
 //!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, harmony, hermes, mistral, qwen3_coder, Delta, DeltaMode, DeltaProjection,
-    Document, Event, Item, Options,
+    self, deepseek, harmony, hermes, kimi_k2, mistral, qwen3_coder, Delta, DeltaMode,
+    DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -60,6 +60,10 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
         ),
         "harmony" => run(
             harmony::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "kimi-k2" => run(
+            kimi_k2::Parser::with_options(&shared()).expect("options"),
             chunks,
         ),
         "mistral" => {
@@ -357,6 +361,19 @@ proptest! {
             }
             prop_assert_eq!(mistral::parse(&text, &options), want, "{} {:?}", version, text);
         }
+    }
+
+    #[test]
+    fn kimi_k2_parses_a_rendered_turn_back(pieces in turn()) {
+        // Kimi writes an id per call: the renderer's `functions.NAME:INDEX` (KK-17).
+        let mut doc = document(&pieces);
+        for item in &mut doc.items {
+            if let Item::ToolCall { index, id, name, .. } = item {
+                *id = Some(format!("functions.{name}:{index}"));
+            }
+        }
+        let text = kimi_k2::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(kimi_k2::parse(&text, &Options::default()), doc, "{:?}", text);
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "deepseek-v3" | "deepseek-v3.1" => deepseek(held),
         "harmony" => harmony(before, held),
         "mistral" => mistral(before, held),
+        "kimi-k2" => kimi_k2(held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -582,6 +583,31 @@ fn mistral(before: &[u8], held: &[u8]) -> bool {
     let group = b"[TOOL_CALLS]";
     let last = before.windows(group.len()).rposition(|w| w == group);
     last.is_some_and(|at| skip_ws(&before[at + group.len()..]).first() == Some(&b'['))
+}
+
+/// The markers of kimi-k2 (KK-2).
+const KIMI_K2_MARKERS: [&str; 10] = [
+    "<think>",
+    "</think>",
+    "<|im_end|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+];
+
+/// KK-16: a viable prefix of a marker; whitespace (a calls section, or after a
+/// call's object) followed by a viable prefix of a marker; a call header, from its
+/// call-begin (bounded by its grammar: a 256-byte name, whitespace runs).
+fn kimi_k2(held: &[u8]) -> bool {
+    if marker_prefix(held, &KIMI_K2_MARKERS) || held.starts_with(b"<|tool_call_begin|>") {
+        return true;
+    }
+    let rest = skip_ws(held);
+    rest.is_empty() || marker_prefix(rest, &KIMI_K2_MARKERS)
 }
 
 #[cfg(test)]

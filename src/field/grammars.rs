@@ -62,3 +62,12 @@ pub fn qwen3_coder() -> &'static Program {
     PROGRAM
         .get_or_init(|| compile(QWEN3_CODER).expect("grammar/qwen3-coder.pest compiles (tested)"))
 }
+
+/// The text of grammar/kimi-k2.pest.
+pub const KIMI_K2: &str = include_str!("../../grammar/kimi-k2.pest");
+
+/// The program of grammar/kimi-k2.pest with grammar/field-json.pest.
+pub fn kimi_k2() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| with_field_json(KIMI_K2, "grammar/kimi-k2.pest"))
+}

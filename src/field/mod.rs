@@ -119,6 +119,7 @@ pub mod harmony;
 pub mod hermes;
 pub mod json_arguments;
 pub mod json_scan;
+pub mod kimi_k2;
 pub mod mistral;
 mod options;
 mod probe;
@@ -143,6 +144,7 @@ pub const FAMILIES: &[&str] = &[
     "deepseek-v3.1",
     "harmony",
     "mistral",
+    "kimi-k2",
 ];
 
 /// Whether `dialect` is a field family.

@@ -71,6 +71,11 @@ oracle!(
     "grammar/field-json.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(
+    kimi_k2_oracle,
+    "grammar/kimi-k2.pest",
+    "grammar/field-json.pest"
+);
 oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
@@ -401,6 +406,11 @@ proptest! {
     }
 
     #[test]
+    fn kimi_k2_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<kimi_k2_oracle::Oracle>(&grammar_text(&["grammar/kimi-k2.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
     fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
     }
@@ -514,6 +524,7 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/mistral.pest", "grammar/field-json.pest"],
         &["grammar/hermes.pest"],
         &["grammar/qwen3-coder.pest"],
+        &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
