@@ -285,10 +285,12 @@ impl CustomMachine {
                 self.emitter.markup(end, out);
             }
             self.reasoning = false;
+        } else if self.captured(roles.block_open, unit).is_some() {
+            // A block of calls opens: its body is what follows a call (CF-6).
+            self.leave_reasoning(start, out);
+            self.emitter.markup(end, out);
+            self.after_call(end);
         } else {
-            if self.captured(roles.block_open, unit).is_some() {
-                self.leave_reasoning(start, out);
-            }
             self.emitter.markup(end, out);
         }
     }
