@@ -12,7 +12,11 @@ use idiolect::field::custom::Family;
 use libtest_mimic::{Arguments, Trial};
 
 /// (example file stem, built-in dialect whose corpus it must reproduce).
-const EXAMPLES: &[(&str, &str)] = &[("qwen3-coder", "qwen3-coder"), ("kimi-k2", "kimi-k2")];
+const EXAMPLES: &[(&str, &str)] = &[
+    ("hermes", "hermes"),
+    ("qwen3-coder", "qwen3-coder"),
+    ("kimi-k2", "kimi-k2"),
+];
 
 fn family(root: &Path, stem: &str) -> Result<Family, String> {
     let dir = root.join("examples").join("families");

@@ -181,7 +181,7 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
 fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_families() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
-    for stem in ["qwen3-coder", "kimi-k2"] {
+    for stem in ["hermes", "qwen3-coder", "kimi-k2"] {
         let read = |ext: &str| {
             let path = root.join(format!("examples/families/{stem}.{ext}"));
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -86,8 +86,14 @@ pub struct Entries {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Captures {
-    /// The tool's name; a match that captures it starts a call (required).
-    pub name: String,
+    /// The tool's name; a match that captures it starts a call (required, except
+    /// with the `json_call_object` encoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `json_call_object` encoding: the call's opener; a match holding it is
+    /// followed by the call object (required with that encoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_open: Option<String>,
     /// The call's id, as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -123,6 +129,17 @@ pub enum Arguments {
         /// The rule that matches the object from its `{` to its `}`.
         object: String,
     },
+    /// One JSON object holding the name and the arguments (CF-16), as hermes and
+    /// llama3-json write `{"name": ..., "arguments": {...}}`.
+    JsonCallObject {
+        /// The keys whose string value is the tool's name (the first that occurs
+        /// counts).
+        #[serde(default = "default_name_keys")]
+        name_keys: Vec<String>,
+        /// The keys whose value is the arguments (the first that occurs counts).
+        #[serde(default = "default_arguments_keys")]
+        arguments_keys: Vec<String>,
+    },
     /// Key/value parameters, typed by the tools' schemas (CF-9).
     Parameters {
         /// Strip one newline right after a parameter's opener and one right before
@@ -130,6 +147,14 @@ pub enum Arguments {
         #[serde(default)]
         strip_newlines: bool,
     },
+}
+
+fn default_name_keys() -> Vec<String> {
+    vec!["name".to_string()]
+}
+
+fn default_arguments_keys() -> Vec<String> {
+    vec!["arguments".to_string(), "parameters".to_string()]
 }
 
 /// How captured names and keys are cleaned (CF-7).
@@ -161,6 +186,17 @@ impl NameCleaning {
     }
 }
 
+impl Arguments {
+    /// The encoding's name, as the description writes it.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Arguments::Json { .. } => "json",
+            Arguments::JsonCallObject { .. } => "json_call_object",
+            Arguments::Parameters { .. } => "parameters",
+        }
+    }
+}
+
 impl Description {
     /// Every (key, rule) the description names, in a fixed order, with the keys
     /// that the encoding requires checked (CF-3): `Err` names a missing key.
@@ -172,7 +208,8 @@ impl Description {
             ("entries.reasoning", e.reasoning.as_deref()),
             ("entries.after_call", e.after_call.as_deref()),
             ("entries.skip", e.skip.as_deref()),
-            ("captures.name", Some(&c.name)),
+            ("captures.name", c.name.as_deref()),
+            ("captures.call_open", c.call_open.as_deref()),
             ("captures.id", c.id.as_deref()),
             ("captures.reasoning_open", c.reasoning_open.as_deref()),
             ("captures.reasoning_close", c.reasoning_close.as_deref()),
@@ -183,7 +220,11 @@ impl Description {
             Arguments::Json { object } => {
                 named.push(("arguments.object", Some(object)));
                 named.push(("entries.arguments_end", e.arguments_end.as_deref()));
-                &["entries.arguments_end"]
+                &["captures.name", "entries.arguments_end"]
+            }
+            Arguments::JsonCallObject { .. } => {
+                named.push(("entries.arguments_end", e.arguments_end.as_deref()));
+                &["captures.call_open", "entries.arguments_end"]
             }
             Arguments::Parameters { .. } => {
                 named.push(("entries.call_body", e.call_body.as_deref()));
@@ -191,6 +232,7 @@ impl Description {
                 named.push(("captures.parameter", c.parameter.as_deref()));
                 named.push(("captures.call_close", c.call_close.as_deref()));
                 &[
+                    "captures.name",
                     "entries.call_body",
                     "entries.value_end",
                     "captures.parameter",
@@ -201,29 +243,35 @@ impl Description {
             if named.iter().any(|(k, r)| k == key && r.is_none()) {
                 return Err(format!(
                     "missing key `{key}` (required with arguments encoding `{}`)",
-                    match self.arguments {
-                        Arguments::Json { .. } => "json",
-                        Arguments::Parameters { .. } => "parameters",
-                    }
+                    self.arguments.encoding()
                 ));
             }
         }
         let misplaced: &[(&str, bool)] = match &self.arguments {
-            Arguments::Json { .. } => &[
+            Arguments::JsonCallObject { .. } => &[
+                ("captures.name", c.name.is_some()),
+                ("captures.id", c.id.is_some()),
                 ("entries.call_body", e.call_body.is_some()),
                 ("entries.value_end", e.value_end.is_some()),
                 ("captures.parameter", c.parameter.is_some()),
                 ("captures.call_close", c.call_close.is_some()),
             ],
-            Arguments::Parameters { .. } => &[("entries.arguments_end", e.arguments_end.is_some())],
+            Arguments::Json { .. } => &[
+                ("captures.call_open", c.call_open.is_some()),
+                ("entries.call_body", e.call_body.is_some()),
+                ("entries.value_end", e.value_end.is_some()),
+                ("captures.parameter", c.parameter.is_some()),
+                ("captures.call_close", c.call_close.is_some()),
+            ],
+            Arguments::Parameters { .. } => &[
+                ("entries.arguments_end", e.arguments_end.is_some()),
+                ("captures.call_open", c.call_open.is_some()),
+            ],
         };
         if let Some((key, _)) = misplaced.iter().find(|(_, present)| *present) {
             return Err(format!(
                 "key `{key}` does not apply to arguments encoding `{}`",
-                match self.arguments {
-                    Arguments::Json { .. } => "json",
-                    Arguments::Parameters { .. } => "parameters",
-                }
+                self.arguments.encoding()
             ));
         }
         Ok(named

@@ -10,7 +10,11 @@ use crate::field::{Emitter, Event, Options};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
-use super::description::{Arguments, NameCleaning};
+use super::description::NameCleaning;
+
+mod call_object;
+
+use call_object::{CallObject, ObjectStep};
 
 /// Nesting bound of the machine (pending calls and choices): deep JSON arguments
 /// are a syntax error where they reach it, never a native stack overflow.
@@ -74,6 +78,7 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Roles {
     pub(crate) name: Option<RuleId>,
+    pub(crate) call_open: Option<RuleId>,
     pub(crate) id: Option<RuleId>,
     pub(crate) reasoning_open: Option<RuleId>,
     pub(crate) reasoning_close: Option<RuleId>,
@@ -94,8 +99,10 @@ pub(crate) struct Compiled {
     pub(crate) arguments_end: Option<Entry>,
     pub(crate) after_call: Option<Entry>,
     pub(crate) skip: Option<Entry>,
-    /// JSON encoding: the object rule; `None` for parameters.
+    /// JSON encoding: the object rule.
     pub(crate) object: Option<RuleId>,
+    /// `json_call_object` encoding: the keys of the call object.
+    pub(crate) call_object: Option<ObjectKeys>,
     pub(crate) strip_newlines: bool,
     pub(crate) roles: Roles,
     pub(crate) captured: Vec<RuleId>,
@@ -105,10 +112,11 @@ pub(crate) struct Compiled {
     pub(crate) start_in_reasoning: bool,
 }
 
-impl Compiled {
-    pub(crate) fn encoding_is_json(arguments: &Arguments) -> bool {
-        matches!(arguments, Arguments::Json { .. })
-    }
+/// The keys of a call object (`json_call_object` encoding, CF-16).
+#[derive(Clone, Debug)]
+pub(crate) struct ObjectKeys {
+    pub(crate) name: Vec<String>,
+    pub(crate) arguments: Vec<String>,
 }
 
 /// What a probe was started for.
@@ -128,6 +136,8 @@ enum Probing {
     Recover,
     /// The end of a malformed call.
     Skip,
+    /// What follows a complete call object (CF-16).
+    ObjectEnd,
 }
 
 /// The parameter whose value is being read.
@@ -140,7 +150,7 @@ struct Param {
     held_newline: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 enum Mode {
     Prose,
     Probe(Probing),
@@ -154,6 +164,8 @@ enum Mode {
     Value,
     /// After a malformed call.
     Skip,
+    /// `json_call_object`: inside the call object.
+    Object(Box<CallObject>),
 }
 
 /// The state machine of a custom family, driven by the re-entry layer.
@@ -222,7 +234,7 @@ impl CustomMachine {
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
             Probing::ValueEnd => f.value_end.as_ref().unwrap_or(&f.text),
-            Probing::ArgumentsEnd { .. } | Probing::Recover => {
+            Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::ObjectEnd => {
                 f.arguments_end.as_ref().unwrap_or(&f.text)
             }
             Probing::Skip => f.skip.as_ref().unwrap_or(&f.text),
@@ -261,6 +273,8 @@ impl CustomMachine {
         self.mode = Mode::Prose;
         if self.captured(roles.cut, unit).is_some() {
             self.emitter.markup(end, out);
+        } else if self.captured(roles.call_open, unit).is_some() {
+            self.mode = Mode::Object(Box::new(CallObject::new(start)));
         } else if let Some(raw) = self.captured(roles.name, unit) {
             let name = self.family.names.clean(raw);
             let id = self.captured(roles.id, unit).map(str::to_string);
@@ -379,7 +393,7 @@ impl CustomMachine {
                 self.emitter.call_end(false, end, out);
                 self.after_call(end);
             }
-            Probing::Skip => {
+            Probing::Skip | Probing::ObjectEnd => {
                 self.emitter.markup(end, out);
                 self.pos = end;
                 self.mode = Mode::Prose;
@@ -410,7 +424,7 @@ impl CustomMachine {
                 self.pos = start + len;
                 self.mode = Mode::Prose;
             }
-            Probing::AfterCall => {
+            Probing::AfterCall | Probing::ObjectEnd => {
                 self.pos = start;
                 self.mode = Mode::Prose;
             }
@@ -658,7 +672,27 @@ impl Machine for CustomMachine {
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         loop {
-            match self.mode {
+            let mode = match std::mem::replace(&mut self.mode, Mode::Prose) {
+                Mode::Object(mut obj) => {
+                    match self.scan_object(&mut obj, pending, base, out) {
+                        ObjectStep::NeedMore => {
+                            self.mode = Mode::Object(obj);
+                            break;
+                        }
+                        ObjectStep::Complete(at) => {
+                            self.object_complete(*obj, at, pending, base, out)
+                        }
+                        ObjectStep::Invalid(at) => {
+                            self.object_invalid(*obj, at, pending, base, out)
+                        }
+                    }
+                    continue;
+                }
+                other => other,
+            };
+            self.mode = mode.clone();
+            match mode {
+                Mode::Object(_) => {}
                 Mode::Prose => {
                     let rel = self.pos - base;
                     let entry = if self.reasoning {

@@ -189,7 +189,8 @@ impl Family {
         let e = &description.entries;
         let c = &description.captures;
         let roles = Roles {
-            name: Some(rule(&c.name)),
+            name: opt(&c.name),
+            call_open: opt(&c.call_open),
             id: opt(&c.id),
             reasoning_open: opt(&c.reasoning_open),
             reasoning_close: opt(&c.reasoning_close),
@@ -200,6 +201,7 @@ impl Family {
         };
         let captured = [
             roles.name,
+            roles.call_open,
             roles.id,
             roles.reasoning_open,
             roles.reasoning_close,
@@ -213,7 +215,18 @@ impl Family {
         .collect();
         let (object, strip_newlines) = match &description.arguments {
             Arguments::Json { object } => (Some(rule(object)), false),
+            Arguments::JsonCallObject { .. } => (None, false),
             Arguments::Parameters { strip_newlines } => (None, *strip_newlines),
+        };
+        let call_object = match &description.arguments {
+            Arguments::JsonCallObject {
+                name_keys,
+                arguments_keys,
+            } => Some(machine::ObjectKeys {
+                name: name_keys.clone(),
+                arguments: arguments_keys.clone(),
+            }),
+            _ => None,
         };
         let compiled = Compiled {
             program,
@@ -225,6 +238,7 @@ impl Family {
             after_call: e.after_call.as_deref().map(entry),
             skip: e.skip.as_deref().map(entry),
             object,
+            call_object,
             strip_newlines,
             roles,
             captured,
@@ -233,10 +247,6 @@ impl Family {
             end_in_block_markup: description.end_of_input_in_block == EndInBlock::Markup,
             start_in_reasoning: description.start_in_reasoning,
         };
-        debug_assert_eq!(
-            Compiled::encoding_is_json(&description.arguments),
-            compiled.object.is_some()
-        );
         Ok(Family {
             description,
             compiled: Arc::new(compiled),
