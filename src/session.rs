@@ -525,7 +525,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 12] = [
+pub(crate) const DIALECTS: [Dialect; 13] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -569,4 +569,5 @@ pub(crate) const DIALECTS: [Dialect; 12] = [
     crate::field::harmony::DIALECT,
     crate::field::mistral::DIALECT,
     crate::field::kimi_k2::DIALECT,
+    crate::field::minimax_m2::DIALECT,
 ];

@@ -3,14 +3,14 @@
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
 //!   (and so do the example families defined at run time, CF-1);
-//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17): parsing a rendered turn
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15): parsing a rendered turn
 //!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, harmony, hermes, kimi_k2, mistral, qwen3_coder, Delta, DeltaMode,
+    self, deepseek, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, Delta, DeltaMode,
     DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
@@ -67,6 +67,14 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
             kimi_k2::Parser::with_options(&shared()).expect("options"),
             chunks,
         ),
+        "minimax-m2" => {
+            let options: minimax_m2::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                minimax_m2::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
         "mistral" => {
             let options: mistral::Options =
                 serde_json::from_value(options.clone()).expect("case options");
@@ -181,7 +189,7 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
 fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_families() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
-    for stem in ["hermes", "qwen3-coder", "kimi-k2"] {
+    for stem in ["hermes", "qwen3-coder", "kimi-k2", "minimax-m2"] {
         let read = |ext: &str| {
             let path = root.join(format!("examples/families/{stem}.{ext}"));
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -346,6 +354,26 @@ fn tools(pieces: &[Piece]) -> Options {
     serde_json::from_value(json!({ "tools": tools })).unwrap()
 }
 
+/// Whether every argument of `pieces` has the type `options` declare for it (a
+/// key used with two types in one tool's calls cannot be declared).
+fn consistent(pieces: &[Piece], options: &Options) -> bool {
+    pieces.iter().all(|p| match p {
+        Piece::Call(name, args) => args.iter().all(|(k, v)| {
+            let declared = options
+                .tool(name)
+                .and_then(|t| t.parameters.as_ref())
+                .and_then(|s| s["properties"][k]["type"].as_str().map(str::to_string));
+            let ty = match v {
+                Value::String(_) => "string",
+                Value::Bool(_) => "boolean",
+                _ => "integer",
+            };
+            declared.as_deref() == Some(ty)
+        }),
+        _ => true,
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -419,21 +447,22 @@ proptest! {
     }
 
     #[test]
+    fn minimax_m2_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let tools = tools(&pieces);
+        prop_assume!(consistent(&pieces, &tools));
+        let options = minimax_m2::Options { start_in_reasoning: false, tools: tools.tools };
+        let text = minimax_m2::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(minimax_m2::parse(&text, &options), doc, "{:?}", text);
+    }
+
+    #[test]
     fn qwen3_coder_parses_a_rendered_turn_back(pieces in turn()) {
         // The same key twice in one tool's calls with different types cannot be
         // declared; keep the first type (the generator rarely repeats names).
         let doc = document(&pieces);
         let options = tools(&pieces);
-        let consistent = pieces.iter().all(|p| match p {
-            Piece::Call(name, args) => args.iter().all(|(k, v)| {
-                let declared = options.tool(name).and_then(|t| t.parameters.as_ref())
-                    .and_then(|s| s["properties"][k]["type"].as_str().map(str::to_string));
-                let ty = match v { Value::String(_) => "string", Value::Bool(_) => "boolean", _ => "integer" };
-                declared.as_deref() == Some(ty)
-            }),
-            _ => true,
-        });
-        prop_assume!(consistent);
+        prop_assume!(consistent(&pieces, &options));
         let text = qwen3_coder::render_turn(&doc).map_err(TestCaseError::fail)?;
         prop_assert_eq!(qwen3_coder::parse(&text, &options), doc, "{:?}", text);
     }

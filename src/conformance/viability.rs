@@ -38,6 +38,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "harmony" => harmony(before, held),
         "mistral" => mistral(before, held),
         "kimi-k2" => kimi_k2(held),
+        "minimax-m2" => minimax_m2(held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -608,6 +609,88 @@ fn kimi_k2(held: &[u8]) -> bool {
     }
     let rest = skip_ws(held);
     rest.is_empty() || marker_prefix(rest, &KIMI_K2_MARKERS)
+}
+
+/// The fixed markers of minimax-m2 (MM-2), and the openers with a name up to
+/// their `name`.
+const MINIMAX_M2_MARKERS: [&str; 8] = [
+    "<think>",
+    "</think>",
+    "<minimax:tool_call>",
+    "</minimax:tool_call>",
+    "<invoke",
+    "</invoke>",
+    "<parameter",
+    "</parameter>",
+];
+
+/// A viable prefix of a minimax-m2 marker, an invoke or parameter opener included
+/// up to its `>` (MM-2, MM-3: whitespace, `name`, `=`, a quoted name of 1 to 256
+/// bytes without `"`, `<`, `>` or a newline).
+fn mm_marker(held: &[u8]) -> bool {
+    if marker_prefix(held, &MINIMAX_M2_MARKERS) {
+        return true;
+    }
+    let Some(rest) = ["<invoke", "<parameter"]
+        .iter()
+        .find_map(|m| held.strip_prefix(m.as_bytes()))
+    else {
+        return false;
+    };
+    let after = skip_ws(rest);
+    if after.len() == rest.len() {
+        return false;
+    }
+    if b"name".starts_with(after) {
+        return true;
+    }
+    let Some(after) = after.strip_prefix(b"name") else {
+        return false;
+    };
+    let after = skip_ws(after);
+    let Some(after) = after.strip_prefix(b"=") else {
+        return after.is_empty();
+    };
+    let after = skip_ws(after);
+    let Some(quoted) = after.strip_prefix(b"\"") else {
+        return after.is_empty();
+    };
+    let name = quoted
+        .iter()
+        .take_while(|&&b| !matches!(b, b'"' | b'<' | b'>' | b'\n'))
+        .count();
+    if name > 256 {
+        return false;
+    }
+    match quoted.get(name) {
+        None => true,
+        Some(b'"') if name > 0 => skip_ws(&quoted[name + 1..]).is_empty(),
+        Some(_) => false,
+    }
+}
+
+/// MM-14: a viable prefix of a marker; the block opener, whitespace and a viable
+/// prefix of an invoke opener; whitespace and a viable prefix of a marker; inside a
+/// value, a parameter closer with whitespace and a viable prefix of what may follow.
+fn minimax_m2(held: &[u8]) -> bool {
+    if mm_marker(held) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"<minimax:tool_call>") {
+        let rest = skip_ws(rest);
+        if rest.is_empty() || mm_marker(rest) {
+            return true;
+        }
+    }
+    let after_ws = skip_ws(held);
+    if after_ws.is_empty() || mm_marker(after_ws) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"</parameter>") {
+        let rest = skip_ws(rest);
+        return rest.is_empty() || mm_marker(rest);
+    }
+    false
 }
 
 #[cfg(test)]

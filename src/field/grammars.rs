@@ -71,3 +71,12 @@ pub fn kimi_k2() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| with_field_json(KIMI_K2, "grammar/kimi-k2.pest"))
 }
+
+/// The text of grammar/minimax-m2.pest.
+pub const MINIMAX_M2: &str = include_str!("../../grammar/minimax-m2.pest");
+
+/// The program of grammar/minimax-m2.pest.
+pub fn minimax_m2() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| compile(MINIMAX_M2).expect("grammar/minimax-m2.pest compiles (tested)"))
+}

@@ -120,6 +120,7 @@ pub mod hermes;
 pub mod json_arguments;
 pub mod json_scan;
 pub mod kimi_k2;
+pub mod minimax_m2;
 pub mod mistral;
 mod options;
 mod probe;
@@ -145,6 +146,7 @@ pub const FAMILIES: &[&str] = &[
     "harmony",
     "mistral",
     "kimi-k2",
+    "minimax-m2",
 ];
 
 /// Whether `dialect` is a field family.

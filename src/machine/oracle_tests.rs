@@ -71,6 +71,7 @@ oracle!(
     "grammar/field-json.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(minimax_m2_oracle, "grammar/minimax-m2.pest");
 oracle!(
     kimi_k2_oracle,
     "grammar/kimi-k2.pest",
@@ -411,6 +412,11 @@ proptest! {
     }
 
     #[test]
+    fn minimax_m2_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<minimax_m2_oracle::Oracle>(&grammar_text(&["grammar/minimax-m2.pest"]), seed)?;
+    }
+
+    #[test]
     fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
     }
@@ -525,6 +531,7 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/hermes.pest"],
         &["grammar/qwen3-coder.pest"],
         &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
+        &["grammar/minimax-m2.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
