@@ -16,6 +16,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("hermes", "hermes"),
     ("qwen3-coder", "qwen3-coder"),
     ("kimi-k2", "kimi-k2"),
+    ("minimax-m2", "minimax-m2"),
 ];
 
 fn family(root: &Path, stem: &str) -> Result<Family, String> {
