@@ -2,6 +2,7 @@
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
+//!   (and so do the example families defined at run time, CF-1);
 //! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15, GL-15): parsing a rendered turn
 //!   gives the turn back.
 
@@ -178,6 +179,47 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
                         .unwrap_or_else(|e| panic!("{} {label} {mode:?}: {e}", case.id()));
                     let want = expected(&doc, mode == DeltaMode::WholeCalls);
                     assert_eq!(got, want, "{} {label} {mode:?}", case.id());
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} runs");
+}
+
+/// The same for the example families defined at run time (spec/custom-family.md),
+/// each on the corpus of the built-in family it reproduces.
+#[test]
+fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_families() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for stem in ["hermes", "qwen3-coder", "kimi-k2", "minimax-m2"] {
+        let read = |ext: &str| {
+            let path = root.join(format!("examples/families/{stem}.{ext}"));
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        };
+        let family = field::custom::Family::new(&read("pest"), &read("json"))
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        for case in cases(stem) {
+            let options = family.options(&case.options).expect("case options");
+            for (label, chunks) in conformance::schedule(&case.input, &case.name) {
+                let mut parser = family.parser(&options);
+                let mut events: Vec<Event> = Vec::new();
+                chunks.iter().for_each(|c| events.extend(parser.feed(c)));
+                events.extend(parser.finish());
+                let mut folder = field::DocumentFolder::new(false);
+                events.iter().for_each(|e| folder.push(e));
+                let doc = folder.document().clone();
+                for mode in [DeltaMode::Live, DeltaMode::WholeCalls] {
+                    let deltas = DeltaProjection::project(mode, &events);
+                    let got = concatenate(&deltas)
+                        .unwrap_or_else(|e| panic!("{stem} {} {label} {mode:?}: {e}", case.id()));
+                    assert_eq!(
+                        got,
+                        expected(&doc, mode == DeltaMode::WholeCalls),
+                        "{stem} {} {label} {mode:?}",
+                        case.id()
+                    );
                 }
                 checked += 1;
             }

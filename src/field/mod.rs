@@ -108,6 +108,7 @@ macro_rules! family_glue {
     };
 }
 
+pub mod custom;
 pub mod deepseek;
 mod deltas;
 mod document;
