@@ -554,8 +554,10 @@ fn main() {
                     ),
                 ),
             };
+            // Enough decimals for smg's slowest runs to show.
+            let prec = if smg_speed < 1.0 { 3 } else { 1 };
             println!(
-                "| {} | {size} | {mode} | {ours_speed:.0} | {smg_speed:.1} | {:.1}x{stopped} |",
+                "| {} | {size} | {mode} | {ours_speed:.0} | {smg_speed:.prec$} | {:.1}x{stopped} |",
                 family.name(),
                 ours_speed / smg_speed,
             );
