@@ -517,7 +517,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 13] = [
+pub(crate) const DIALECTS: [Dialect; 14] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -562,4 +562,5 @@ pub(crate) const DIALECTS: [Dialect; 13] = [
     crate::field::mistral::DIALECT,
     crate::field::kimi_k2::DIALECT,
     crate::field::minimax_m2::DIALECT,
+    crate::field::glm::DIALECT,
 ];

@@ -3,15 +3,15 @@
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
 //!   (and so do the example families defined at run time, CF-1);
-//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15): parsing a rendered turn
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15, GL-15): parsing a rendered turn
 //!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, Delta, DeltaMode,
-    DeltaProjection, Document, Event, Item, Options,
+    self, deepseek, glm, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, Delta,
+    DeltaMode, DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -61,6 +61,10 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
         ),
         "harmony" => run(
             harmony::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "glm" => run(
+            glm::Parser::with_options(&shared()).expect("options"),
             chunks,
         ),
         "kimi-k2" => run(
@@ -454,6 +458,15 @@ proptest! {
         let options = minimax_m2::Options { start_in_reasoning: false, tools: tools.tools };
         let text = minimax_m2::render_turn(&doc).map_err(TestCaseError::fail)?;
         prop_assert_eq!(minimax_m2::parse(&text, &options), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn glm_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let options = tools(&pieces);
+        prop_assume!(consistent(&pieces, &options));
+        let text = glm::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(glm::parse(&text, &options), doc, "{:?}", text);
     }
 
     #[test]

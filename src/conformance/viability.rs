@@ -39,6 +39,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "mistral" => mistral(before, held),
         "kimi-k2" => kimi_k2(held),
         "minimax-m2" => minimax_m2(held),
+        "glm" => glm(held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -689,6 +690,69 @@ fn minimax_m2(held: &[u8]) -> bool {
     if let Some(rest) = held.strip_prefix(b"</parameter>") {
         let rest = skip_ws(rest);
         return rest.is_empty() || mm_marker(rest);
+    }
+    false
+}
+
+/// The markers of glm (GL-2).
+const GLM_MARKERS: [&str; 8] = [
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+];
+
+/// A glm name or key so far: at most 256 bytes without `stops`.
+fn glm_run(rest: &[u8], stops: &[u8]) -> usize {
+    rest.iter().take_while(|b| !stops.contains(b)).count()
+}
+
+/// GL-14: a viable prefix of a marker; a call opener with whitespace, a viable
+/// name, whitespace and a prefix of `<arg_key>` or `</tool_call>`; whitespace and a
+/// viable prefix of a marker; a key opener with the key so far, its closer,
+/// whitespace and a prefix of `<arg_value>`; a value closer with whitespace and a
+/// viable prefix of what may follow it.
+fn glm(held: &[u8]) -> bool {
+    if marker_prefix(held, &GLM_MARKERS) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"<tool_call>") {
+        let rest = skip_ws(rest);
+        let name = glm_run(rest, b" \t\r\n<>");
+        if name <= 256 {
+            let after = skip_ws(&rest[name..]);
+            if after.is_empty()
+                || (name > 0 && marker_prefix(after, &["<arg_key>", "</tool_call>"]))
+            {
+                return true;
+            }
+        }
+    }
+    let after_ws = skip_ws(held);
+    if after_ws.is_empty() || marker_prefix(after_ws, &GLM_MARKERS) {
+        return true;
+    }
+    if let Some(rest) = after_ws.strip_prefix(b"<arg_key>") {
+        let key = glm_run(rest, b"<\n");
+        if key > 256 {
+            return false;
+        }
+        let rest = &rest[key..];
+        if rest.is_empty() || (key > 0 && b"</arg_key>".starts_with(rest)) {
+            return true;
+        }
+        if let Some(after) = rest.strip_prefix(b"</arg_key>") {
+            return key > 0 && b"<arg_value>".starts_with(skip_ws(after));
+        }
+        return false;
+    }
+    if let Some(rest) = held.strip_prefix(b"</arg_value>") {
+        let rest = skip_ws(rest);
+        return rest.is_empty() || marker_prefix(rest, &["<arg_key>", "</tool_call>"]);
     }
     false
 }

@@ -80,3 +80,12 @@ pub fn minimax_m2() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| compile(MINIMAX_M2).expect("grammar/minimax-m2.pest compiles (tested)"))
 }
+
+/// The text of grammar/glm.pest.
+pub const GLM: &str = include_str!("../../grammar/glm.pest");
+
+/// The program of grammar/glm.pest.
+pub fn glm() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| compile(GLM).expect("grammar/glm.pest compiles (tested)"))
+}

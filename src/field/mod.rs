@@ -114,6 +114,7 @@ mod deltas;
 mod document;
 mod emitter;
 mod event;
+pub mod glm;
 pub mod grammars;
 pub mod harmony;
 pub mod hermes;
@@ -147,6 +148,7 @@ pub const FAMILIES: &[&str] = &[
     "mistral",
     "kimi-k2",
     "minimax-m2",
+    "glm",
 ];
 
 /// Whether `dialect` is a field family.

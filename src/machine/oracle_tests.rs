@@ -71,6 +71,7 @@ oracle!(
     "grammar/field-json.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(glm_oracle, "grammar/glm.pest");
 oracle!(minimax_m2_oracle, "grammar/minimax-m2.pest");
 oracle!(
     kimi_k2_oracle,
@@ -220,6 +221,12 @@ impl Builder {
     /// One input: built from a random rule (or random characters), then perhaps
     /// damaged.
     fn input(&self, rng: &mut Rng) -> String {
+        let rule = &self.names[rng.below(self.names.len())];
+        self.input_from(rule, rng)
+    }
+
+    /// One input: built from `rule` (or random characters), then perhaps damaged.
+    fn input_from(&self, rule: &str, rng: &mut Rng) -> String {
         let mut out = String::new();
         if rng.chance(15) {
             for _ in 0..rng.below(16) {
@@ -227,7 +234,6 @@ impl Builder {
             }
             return out;
         }
-        let rule = &self.names[rng.below(self.names.len())];
         self.build(&self.rules[rule], rng, 0, &mut out);
         if rng.chance(40) {
             let mut chars: Vec<char> = out.chars().collect();
@@ -348,6 +354,41 @@ fn check_grammar<O: Oracle>(grammar: &str, seed: u64) -> Result<(), TestCaseErro
     Ok(())
 }
 
+/// The rules kindaxml's state machine starts the machine with (src/kindaxml/candidate.rs).
+const KINDAXML_ENTRY_RULES: [&str; 5] = [
+    "head",
+    "head_or_cdata",
+    "start_rest",
+    "end_rest",
+    "unknown_end_rest",
+];
+
+/// One input built from one of kindaxml's entry rules (so that most inputs are tags
+/// or near-misses of one), checked on every rule of the program the dialect runs,
+/// which captures only the rules its state machine reads.
+fn check_kindaxml_entry_rules(seed: u64) -> Result<(), TestCaseError> {
+    thread_local! {
+        static BUILDER: Builder = Builder::new(&grammar_text(&["grammar/kindaxml.pest"]));
+    }
+    let mut rng = Rng(seed | 1);
+    let rule = KINDAXML_ENTRY_RULES[rng.below(KINDAXML_ENTRY_RULES.len())];
+    let input = BUILDER.with(|builder| builder.input_from(rule, &mut rng));
+    let captured: Vec<String> = crate::kindaxml::grammar::CAPTURED
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    let program = crate::kindaxml::grammar::program();
+    match disagreement_capturing::<kindaxml_oracle::Oracle>(
+        program,
+        Some(&captured),
+        &input,
+        &mut rng,
+    ) {
+        Some(problem) => Err(TestCaseError::fail(problem)),
+        None => Ok(()),
+    }
+}
+
 fn grammar_text(files: &[&str]) -> String {
     files
         .iter()
@@ -379,6 +420,13 @@ proptest! {
     #[test]
     fn kindaxml_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<kindaxml_oracle::Oracle>(&grammar_text(&["grammar/kindaxml.pest"]), seed)?;
+    }
+
+    /// Every entry rule is checked on every case (`CASES` inputs each), in random
+    /// chunks, with the captures the dialect reads.
+    #[test]
+    fn kindaxml_entry_rules_on_the_dialects_program_agree_with_pest(seed in any::<u64>()) {
+        check_kindaxml_entry_rules(seed)?;
     }
 
     #[test]
@@ -414,6 +462,11 @@ proptest! {
     #[test]
     fn minimax_m2_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<minimax_m2_oracle::Oracle>(&grammar_text(&["grammar/minimax-m2.pest"]), seed)?;
+    }
+
+    #[test]
+    fn glm_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<glm_oracle::Oracle>(&grammar_text(&["grammar/glm.pest"]), seed)?;
     }
 
     #[test]
@@ -532,6 +585,7 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/qwen3-coder.pest"],
         &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
         &["grammar/minimax-m2.pest"],
+        &["grammar/glm.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
