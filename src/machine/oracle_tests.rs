@@ -458,4 +458,5 @@ fn every_grammar_of_the_crate_compiles() {
         assert!(!program.is_empty());
     }
     assert!(grammars::anthropic_xml().rule("opener").is_some());
+    assert!(grammars::sections().rule("opener_rest").is_some());
 }

@@ -4,7 +4,8 @@
 
 use pest_derive::Parser;
 
-/// Parses complete section tags (rules `opener` and `closer`).
+/// pest's parser of grammar/sections.pest with grammar/common.pest: the oracle the
+/// parsing machine running the same grammar is tested against.
 #[derive(Parser)]
 #[grammar = "grammar/sections.pest"]
 #[grammar = "grammar/common.pest"]

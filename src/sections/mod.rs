@@ -18,19 +18,17 @@
 
 mod attrs;
 mod document;
-// The pest grammar is the oracle the hand-written probes are tested against; the
-// library itself no longer exposes or runs its derived parser.
+// pest's parser of the grammar is the oracle the parsing machine is tested against;
+// the library runs the same grammar on the machine, not this parser.
 #[cfg_attr(not(test), allow(dead_code))]
 mod grammar;
 mod machine;
 mod options;
-mod probe;
 
 pub use attrs::Attrs;
 pub use document::{Document, DocumentFolder, Item};
-pub use machine::{Event, SectionMachine};
+pub use machine::{Event, SectionMachine, MAX_BRACE_DEPTH};
 pub use options::{Options, OptionsProblem, SectionSpec, DEFAULT_MAX_TAG_BYTES};
-pub use probe::MAX_BRACE_DEPTH;
 
 use crate::fold::{self, DialectMachine, Spanned};
 use crate::reentry::Stream;
