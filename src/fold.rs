@@ -113,11 +113,27 @@ pub trait Fold<E> {
     /// elements settle in order: once a later element exists, no event changes an
     /// earlier one. `None` (the default) for other shapes.
     const SETTLED_KEY: Option<&'static str> = None;
+    /// Whether that array comes after other keys (whose values are strings,
+    /// numbers or `null`): then settled elements cannot be written before the keys
+    /// ahead of them are final, and are held as JSON (far smaller than the typed
+    /// values) until the document is written.
+    const SETTLED_HELD: bool = false;
     /// Writes the elements of the leading array that no later event can change,
     /// and drops them from the document, so a whole parse written as it is folded
     /// holds only what is still open. Only called when [`Fold::SETTLED_KEY`] names
     /// the array.
     fn write_settled(&mut self, _out: &mut SettledArray) {}
+    /// Frees what of the document the fold can rebuild when it is written, for a
+    /// whole parse written as it is folded (kindaxml: the text of segments no
+    /// later event can change, which the output text holds too). [`Fold::document`]
+    /// may be incomplete afterwards; [`Fold::write_document`] is not. Default:
+    /// nothing.
+    fn release_settled(&mut self) {}
+    /// Writes the document (what [`Fold::write_settled`] left of it) as JSON in
+    /// `layout`: by default [`Fold::document`] serialized.
+    fn write_document(&self, out: &mut dyn io::Write, layout: Layout) -> io::Result<()> {
+        write_json(out, self.document(), layout)
+    }
 }
 
 /// Events that say which input bytes they cover (contract S8).
@@ -157,42 +173,35 @@ pub fn write_json<W: io::Write, T: Serialize + ?Sized>(
 pub struct SettledArray {
     key: &'static str,
     layout: Layout,
+    /// Elements are kept until [`SettledArray::finish`] (see [`Fold::SETTLED_HELD`]).
+    held: bool,
     written: usize,
     buf: Vec<u8>,
+    /// One pretty element before it is indented into `buf`.
+    scratch: Vec<u8>,
     error: Option<io::Error>,
-}
-
-/// An `io::Write` that indents every line after the first (JSON strings escape
-/// their newlines, so every raw newline is layout).
-struct Indented<'a> {
-    out: &'a mut Vec<u8>,
-    indent: &'static [u8],
-}
-
-impl io::Write for Indented<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let mut rest = bytes;
-        while let Some(at) = memchr::memchr(b'\n', rest) {
-            self.out.extend_from_slice(&rest[..=at]);
-            self.out.extend_from_slice(self.indent);
-            rest = &rest[at + 1..];
-        }
-        self.out.extend_from_slice(rest);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 impl SettledArray {
     /// An array under `key`, the first key of the document, in `layout`.
     pub fn new(key: &'static str, layout: Layout) -> Self {
+        Self::with_held(key, layout, false)
+    }
+
+    /// An array under `key`, after other keys of the document: its elements are
+    /// held until [`SettledArray::finish`].
+    pub fn held(key: &'static str, layout: Layout) -> Self {
+        Self::with_held(key, layout, true)
+    }
+
+    fn with_held(key: &'static str, layout: Layout, held: bool) -> Self {
         SettledArray {
             key,
             layout,
+            held,
             written: 0,
             buf: Vec::new(),
+            scratch: Vec::new(),
             error: None,
         }
     }
@@ -207,8 +216,10 @@ impl SettledArray {
     /// Appends one settled element.
     pub fn element<T: Serialize>(&mut self, value: &T) {
         if self.written == 0 {
-            let head = self.head();
-            self.buf.extend_from_slice(head.as_bytes());
+            if !self.held {
+                let head = self.head();
+                self.buf.extend_from_slice(head.as_bytes());
+            }
         } else {
             self.buf.push(b',');
         }
@@ -216,12 +227,20 @@ impl SettledArray {
         let result = match self.layout {
             Layout::Compact => serde_json::to_writer(&mut self.buf, value),
             Layout::Pretty => {
+                // Serialized at the top level, then indented two levels in one pass:
+                // JSON strings escape their newlines, so every raw newline is layout.
+                // (An indenting writer would pay a call per token serde writes.)
+                self.scratch.clear();
+                let result = serde_json::to_writer_pretty(&mut self.scratch, value);
                 self.buf.extend_from_slice(b"\n    ");
-                let indented = Indented {
-                    out: &mut self.buf,
-                    indent: b"    ",
-                };
-                serde_json::to_writer_pretty(indented, value)
+                let mut rest = &self.scratch[..];
+                while let Some(at) = memchr::memchr(b'\n', rest) {
+                    self.buf.extend_from_slice(&rest[..=at]);
+                    self.buf.extend_from_slice(b"    ");
+                    rest = &rest[at + 1..];
+                }
+                self.buf.extend_from_slice(rest);
+                result
             }
         };
         if let Err(e) = result {
@@ -239,8 +258,10 @@ impl SettledArray {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        out.write_all(&self.buf)?;
-        self.buf.clear();
+        if !self.held {
+            out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
         Ok(())
     }
 
@@ -251,12 +272,32 @@ impl SettledArray {
         if self.written == 0 {
             return out.write_all(rest);
         }
-        let head = self.head();
-        let Some(tail) = rest.strip_prefix(head.as_bytes()) else {
-            return Err(io::Error::other(format!(
-                "the document does not start with its {:?} array",
-                self.key
-            )));
+        let tail = if self.held {
+            // The keys ahead hold strings, numbers or null, in which a quote is
+            // escaped: the first `"key":[` is the array's own.
+            let key = match self.layout {
+                Layout::Compact => format!("\"{}\":[", self.key),
+                Layout::Pretty => format!("\"{}\": [", self.key),
+            };
+            let Some(at) = memchr::memmem::find(rest, key.as_bytes()) else {
+                return Err(io::Error::other(format!(
+                    "the document has no {:?} array",
+                    self.key
+                )));
+            };
+            let (head, tail) = rest.split_at(at + key.len());
+            out.write_all(head)?;
+            out.write_all(&self.buf)?;
+            tail
+        } else {
+            let head = self.head();
+            let Some(tail) = rest.strip_prefix(head.as_bytes()) else {
+                return Err(io::Error::other(format!(
+                    "the document does not start with its {:?} array",
+                    self.key
+                )));
+            };
+            tail
         };
         if tail.first() == Some(&b']') {
             // Nothing left open: close the array after the settled elements.
@@ -303,6 +344,46 @@ mod tests {
             String::from_utf8(got).unwrap(),
             String::from_utf8(expected).unwrap()
         );
+    }
+
+    #[derive(Serialize)]
+    struct Later {
+        head: Option<String>,
+        items: Vec<serde_json::Value>,
+    }
+
+    #[test]
+    fn held_elements_go_after_the_keys_ahead_of_their_array() {
+        let items = vec![
+            serde_json::json!({"a": "x\"items\":[", "b": [1]}),
+            serde_json::json!(2),
+        ];
+        for layout in [Layout::Compact, Layout::Pretty] {
+            for settle in 0..=items.len() {
+                let head = Some("\"items\":[ \"items\": [".to_string());
+                let mut expected = Vec::new();
+                let whole = Later {
+                    head: head.clone(),
+                    items: items.clone(),
+                };
+                write_json(&mut expected, &whole, layout).unwrap();
+                let mut array = SettledArray::held("items", layout);
+                let mut got = Vec::new();
+                for item in &items[..settle] {
+                    array.element(item);
+                    array.drain_to(&mut got).unwrap();
+                }
+                assert!(got.is_empty(), "held elements wait for the document");
+                let rest = Later {
+                    head,
+                    items: items[settle..].to_vec(),
+                };
+                let mut rest_json = Vec::new();
+                write_json(&mut rest_json, &rest, layout).unwrap();
+                array.finish(&rest_json, &mut got).unwrap();
+                assert_eq!(got, expected, "{layout:?} settle {settle}");
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! streams.
 //!
 //! Each dialect is a pest grammar plus a small state machine; the shared
-//! [`reentry`] layer feeds it chunk by chunk and resumes at safe boundaries, so
+//! re-entry layer (the machinery behind [`Stream`]) feeds it chunk by chunk and resumes at safe boundaries, so
 //! events come out the moment they are decided. Folding a dialect's events gives
 //! its document, which is exactly what parsing the whole input gives.
 //!
@@ -11,6 +11,8 @@
 //! - [`kindaxml`]: `We shipped <cite id=1>`, `<claim>…</claim>`, `<todo/>`: annotations.
 //! - [`transcript`]: prompts such as `\n\nHuman: …\n\nAssistant:`, their stop
 //!   sequences, and continuations cut at the first stop.
+//! - [`field`]: the tool-call and reasoning formats of open-weight models
+//!   (hermes, qwen3-coder, …), one chat-turn model and OpenAI-style deltas.
 //! - [`plurnk`]: `<<EDIT[tags](known://plan)<2>:body:EDIT` agent statements between prose.
 //!
 //! Every dialect has the same shape: `Options`, `Parser` (`Parser::with_options`,
@@ -22,12 +24,16 @@
 //! dialect by name with JSON options and writes typed events and documents as
 //! JSON; the CLI is built on it. The conformance harness is behind the
 //! `conformance` feature (on with the default `cli` feature).
+//!
+//! The [`machine`] module compiles the grammars into programs for a resumable parsing
+//! machine, which stops when the bytes run out and continues with the next chunk.
 #![warn(missing_docs)]
 
 pub mod anthropic_xml;
 pub mod attrs;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod field;
 pub mod fold;
 pub mod kindaxml;
 pub mod machine;

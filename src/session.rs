@@ -1,12 +1,16 @@
-//! The dynamic layer: drive any dialect by name, with JSON options and JSON output.
+//! The registry: every dialect by name, driven with JSON options, writing JSON.
 //!
-//! The CLI and the conformance runner use this; embedders who know their dialect
-//! use the typed API of its module instead (`idiolect::sections::Parser`, ...).
+//! It sits above the dialects (which know nothing of it) and drives each through
+//! the traits of [`crate::fold`]. The CLI is built on it; embedders who know their
+//! dialect use the typed API of its module instead (`idiolect::sections::Parser`,
+//! ...).
 //!
 //! Every event a session emits is a JSON object with a `"type"` and a `"span"`
 //! (`[start, end]` byte offsets). In emission order the spans tile the input:
 //! each starts where the previous one ended (zero-width spans allowed), and the
-//! last ends at the input's length after `finish` (contract S8).
+//! last ends at the input's length after `finish` (contract S8). Events and
+//! documents are serialized from the dialect's typed values straight into the
+//! output, never through a `serde_json::Value` on the writing paths.
 
 use std::io;
 
@@ -17,9 +21,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::fold::{
-    write_json, DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE,
-};
+use crate::fold::{DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE};
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
 use crate::{anthropic_xml, kindaxml, plurnk, sections, transcript};
@@ -118,7 +120,7 @@ pub trait Session {
 }
 
 /// A [`Session`] made of a typed [`Stream`] and a [`Fold`].
-struct TypedSession<M: Machine, F> {
+pub(crate) struct TypedSession<M: Machine, F> {
     stream: Stream<M>,
     fold: F,
     hold_back_bound: Option<usize>,
@@ -136,7 +138,7 @@ struct TypedSession<M: Machine, F> {
 
 impl<M: Machine, F> TypedSession<M, F> {
     /// A session over `machine`, folding into `fold`.
-    fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
+    pub(crate) fn new(machine: M, fold: F, hold_back_bound: Option<usize>) -> Self {
         TypedSession {
             stream: Stream::new(machine),
             fold,
@@ -238,9 +240,13 @@ where
         let Some(key) = F::SETTLED_KEY else {
             return Ok(());
         };
-        let array = self
-            .settled
-            .get_or_insert_with(|| SettledArray::new(key, layout));
+        let array = self.settled.get_or_insert_with(|| {
+            if F::SETTLED_HELD {
+                SettledArray::held(key, layout)
+            } else {
+                SettledArray::new(key, layout)
+            }
+        });
         self.fold.write_settled(array);
         array.drain_to(out)
     }
@@ -280,6 +286,7 @@ where
     ) -> io::Result<()> {
         for piece in bytes.chunks(WHOLE_PARSE_PIECE) {
             self.take(false, piece, |_| {});
+            self.fold.release_settled();
             self.write_settled(layout, out)?;
         }
         Ok(())
@@ -293,12 +300,12 @@ where
         match array {
             Some(array) if array.started() => {
                 let mut rest = Vec::new();
-                write_json(&mut rest, self.fold.document(), layout)?;
+                self.fold.write_document(&mut rest, layout)?;
                 array.finish(&rest, out)
             }
             _ => {
                 let mut writer = buffered(out);
-                write_json(&mut writer, self.fold.document(), layout)?;
+                self.fold.write_document(&mut writer, layout)?;
                 io::Write::flush(&mut writer)
             }
         }
@@ -323,7 +330,7 @@ where
 
 /// Opens a session of a dialect whose machine is `M`: the generic path of every
 /// dialect's [`Dialect::open`].
-fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>
+pub(crate) fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>
 where
     M: DialectMachine + 'static,
     M::Options: DeserializeOwned,
@@ -427,7 +434,7 @@ pub struct Dialect {
     /// `what` selects among several renderings (for example `calls`), `input` is the
     /// JSON read from stdin. Returns the text to print, or a one-line error.
     pub render: Option<RenderFn>,
-    /// The JSON Schemas of the dialect's options and document (see [`schemas`]).
+    /// The JSON Schemas of the dialect's options and document (see [`Schemas`]).
     pub schemas: SchemasFn,
 }
 
@@ -457,7 +464,7 @@ pub struct Schemas {
 
 /// The schemas of a dialect whose options deserialize into `O` and whose document
 /// serializes from `D`: the [`SchemasFn`] of the dialects in this crate.
-fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
+pub(crate) fn schemas<O: JsonSchema, D: JsonSchema>() -> Schemas {
     Schemas {
         options: schema_for::<O>(SchemaSettings::draft2020_12().for_deserialize()),
         document: schema_for::<D>(
@@ -503,7 +510,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 5] = [
+pub(crate) const DIALECTS: [Dialect; 11] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -540,4 +547,10 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
         render: None,
         schemas: schemas::<plurnk::Options, plurnk::Document>,
     },
+    crate::field::hermes::DIALECT,
+    crate::field::qwen3_coder::DIALECT,
+    crate::field::deepseek::DIALECT_V3,
+    crate::field::deepseek::DIALECT_V31,
+    crate::field::harmony::DIALECT,
+    crate::field::mistral::DIALECT,
 ];

@@ -4,9 +4,15 @@
 // Generated code: pest adds an undocumented `EOI` variant and `Rule::all_rules`.
 #![allow(missing_docs)]
 
+use std::sync::OnceLock;
+
 use pest_derive::Parser;
 
-/// pest's parser of grammar/anthropic-xml.pest.
+use crate::machine::{compile_capturing, Program};
+
+/// pest's parser of grammar/anthropic-xml.pest. Nothing calls it at run time; deriving
+/// it has pest validate the grammar when the crate is built.
+#[allow(dead_code)]
 #[derive(Parser)]
 #[grammar = "grammar/anthropic-xml.pest"]
 pub struct AnthropicXmlGrammar;
@@ -47,4 +53,32 @@ impl Name {
             Name::Error => "error",
         }
     }
+}
+
+/// The rules whose captures the state machine reads: the names, the self-closing
+/// slash, attribute keys and values, and the parameter closer of a value's end.
+pub const CAPTURED: [&str; 12] = [
+    "thinking",
+    "function_calls",
+    "function_results",
+    "invoke",
+    "parameter",
+    "result",
+    "error",
+    "self_close",
+    "xml_key",
+    "xml_value",
+    "xml_sq_value",
+    "parameter_closer",
+];
+
+/// grammar/anthropic-xml.pest compiled for the parsing machine, once. The grammar is
+/// part of the crate and a test compiles it, so the `expect` cannot fire on a build
+/// whose tests pass.
+pub fn program() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile_capturing(include_str!("../../grammar/anthropic-xml.pest"), &CAPTURED)
+            .expect("grammar/anthropic-xml.pest compiles (tested)")
+    })
 }

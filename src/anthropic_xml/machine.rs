@@ -7,10 +7,11 @@ use indexmap::IndexMap;
 
 use super::entities;
 use super::event::Event;
+use super::grammar;
 use super::grammar::Name;
 use super::options::{Options, OptionsProblem};
 use super::typing::typed_input;
-use crate::machine::{grammars, Outcome, ParsingMachine, RuleId};
+use crate::machine::{Outcome, ParsingMachine, RuleId};
 use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
 
@@ -57,7 +58,7 @@ impl TagRules {
     fn get() -> &'static TagRules {
         static RULES: OnceLock<TagRules> = OnceLock::new();
         RULES.get_or_init(|| {
-            let program = grammars::anthropic_xml();
+            let program = grammar::program();
             // The rules are in the grammar file of the crate (tested).
             let rule = |name: &str| {
                 program
@@ -81,18 +82,6 @@ impl TagRules {
                 parameter_closer: rule("parameter_closer"),
             }
         })
-    }
-
-    fn captured(&self) -> Vec<RuleId> {
-        let mut rules: Vec<RuleId> = self.names.iter().map(|(r, _)| *r).collect();
-        rules.extend([
-            self.self_close,
-            self.key,
-            self.dq_value,
-            self.sq_value,
-            self.parameter_closer,
-        ]);
-        rules
     }
 
     fn name(&self, rule: RuleId) -> Option<Name> {
@@ -146,8 +135,7 @@ impl AnthropicXmlMachine {
         options.validate()?;
         let mut options = options.clone();
         options.max_tag_bytes = options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION);
-        let mut tags = ParsingMachine::new(grammars::anthropic_xml());
-        tags.capture_only(&TagRules::get().captured());
+        let tags = ParsingMachine::new(grammar::program());
         Ok(AnthropicXmlMachine {
             options,
             mode: Mode::Top,

@@ -20,7 +20,7 @@
 mod document;
 mod entities;
 mod event;
-mod grammar;
+pub(crate) mod grammar;
 mod machine;
 mod options;
 mod render;
@@ -30,7 +30,6 @@ mod typing;
 
 pub use document::{Block, Call, Document, DocumentFolder, ToolResult};
 pub use event::Event;
-pub use grammar::{AnthropicXmlGrammar, Rule};
 pub use machine::AnthropicXmlMachine;
 pub use options::{
     Options, OptionsProblem, ToolDefinition, DEFAULT_MAX_TAG_BYTES, MIN_MAX_TAG_BYTES,

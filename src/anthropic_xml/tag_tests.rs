@@ -2,12 +2,13 @@
 //! candidates each mode completes, and that a candidate is decided on the byte that
 //! decides it (S4), in any chunking.
 
+use super::grammar;
 use super::PREFIX;
-use crate::machine::{grammars, Outcome, ParsingMachine};
+use crate::machine::{Outcome, ParsingMachine};
 
 /// Runs the entry rule `rule` on `text` fed whole (`eof`: then the input ends).
 fn run(rule: &str, text: &str, eof: bool) -> Outcome {
-    let program = grammars::anthropic_xml();
+    let program = grammar::program();
     let mut machine = ParsingMachine::new(program);
     machine.start(program.rule(rule).expect("rule"));
     if eof {
@@ -19,7 +20,7 @@ fn run(rule: &str, text: &str, eof: bool) -> Outcome {
 
 /// Runs `rule` on `text` one byte at a time; the outcome and the bytes it took.
 fn run_bytewise(rule: &str, text: &str) -> (Outcome, usize) {
-    let program = grammars::anthropic_xml();
+    let program = grammar::program();
     let mut machine = ParsingMachine::new(program);
     machine.start(program.rule(rule).expect("rule"));
     for end in 0..=text.len() {

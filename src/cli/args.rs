@@ -40,6 +40,14 @@ pub enum Command {
         /// Feed the parser at most this many bytes at a time.
         #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
         chunk_size: u64,
+        /// For a field family (hermes, qwen3-coder, ...): print OpenAI chat-completion
+        /// deltas instead of events, argument fragments as they arrive.
+        #[arg(long)]
+        deltas: bool,
+        /// With --deltas: release each tool call whole when it completes; incomplete
+        /// calls never appear.
+        #[arg(long, requires = "deltas")]
+        whole_calls: bool,
     },
     /// Parse many documents: JSON Lines records (or files), one JSON line out per
     /// record, in input order, on every core.

@@ -74,12 +74,15 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
         .map_err(|e| CliError::new(format!("cannot start the worker threads: {e}")))?;
     let mut reader = Reader::new(&plan)?;
     let progress = Progress::new();
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let mut failed = false;
     let mut block = reader.block()?;
-    while !block.is_empty() {
-        let (outputs, next) = pool.install(|| {
+    let mut done: Vec<(Vec<u8>, Outcome, usize)> = Vec::new();
+    // Each round parses one block while another worker writes the previous
+    // block's lines and reads the next block, so only parsing runs in parallel and
+    // nothing else waits for it.
+    loop {
+        let (outputs, (written, next)) = pool.install(|| {
             rayon::join(
                 || {
                     block
@@ -87,16 +90,28 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
                         .map(|record| parse_record(&plan, record))
                         .collect::<Vec<_>>()
                 },
-                || reader.block(),
+                || {
+                    let written = done.iter().try_for_each(|(line, _, _)| out.write_all(line));
+                    let next = if block.is_empty() {
+                        Ok(Vec::new())
+                    } else {
+                        reader.block()
+                    };
+                    (written, next)
+                },
             )
         });
+        written.map_err(stdout_error)?;
+        if block.is_empty() {
+            break;
+        }
         let mut bytes = 0;
-        for (line, outcome, size) in &outputs {
+        for (_, outcome, size) in &outputs {
             failed |= *outcome != Outcome::Clean;
             bytes += size;
-            out.write_all(line).map_err(stdout_error)?;
         }
         progress.advance(block.len(), bytes);
+        done = outputs;
         block = next?;
     }
     out.flush().map_err(stdout_error)?;

@@ -41,11 +41,31 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             file,
             options,
             chunk_size,
+            deltas,
+            whole_calls,
         } => {
+            if deltas && !idiolect::field::is_family(&dialect) {
+                return Err(CliError::new(format!(
+                    "--deltas needs a field family ({}), not {dialect:?}",
+                    idiolect::field::FAMILIES.join(", ")
+                )));
+            }
             let (_, mut session) = open(&dialect, &options, true)?;
             // Only the events are printed: no document, so memory stays flat.
             session.stop_folding();
-            stream(session, Source::from_arg(file), chunk_size as usize)
+            let projection = deltas.then(|| {
+                idiolect::field::DeltaProjection::new(if whole_calls {
+                    idiolect::field::DeltaMode::WholeCalls
+                } else {
+                    idiolect::field::DeltaMode::Live
+                })
+            });
+            stream(
+                session,
+                Source::from_arg(file),
+                chunk_size as usize,
+                projection,
+            )
         }
         Command::Batch {
             dialect,
@@ -208,10 +228,14 @@ fn stream(
     mut session: Box<dyn Session>,
     source: Source,
     chunk_size: usize,
+    mut projection: Option<idiolect::field::DeltaProjection>,
 ) -> Result<i32, CliError> {
     let mut reader = source.open()?;
     let mut buf = vec![0u8; chunk_size];
     let mut lines = Vec::new();
+    if let Some(projection) = projection.as_mut() {
+        return stream_deltas(session, reader, &source, buf, projection);
+    }
     loop {
         let n = read_some(&mut reader, &mut buf, &source)?;
         if n == 0 {
@@ -228,4 +252,56 @@ fn stream(
     write_stdout(&lines)?;
     warn_replacements(session.as_ref());
     Ok(if session.is_clean() { 0 } else { 1 })
+}
+
+/// `stream --deltas`: the field family's events, projected into the deltas they
+/// release, one JSON line per delta, flushed after every chunk.
+fn stream_deltas(
+    mut session: Box<dyn Session>,
+    mut reader: Box<dyn Read>,
+    source: &Source,
+    mut buf: Vec<u8>,
+    projection: &mut idiolect::field::DeltaProjection,
+) -> Result<i32, CliError> {
+    let mut events = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        let n = read_some(&mut reader, &mut buf, source)?;
+        if n == 0 {
+            break;
+        }
+        session.feed(&buf[..n], &mut events);
+        project(projection, &mut events);
+        print_events(&mut events, &mut line)?;
+    }
+    session.finish(&mut events);
+    project(projection, &mut events);
+    print_events(&mut events, &mut line)?;
+    warn_replacements(session.as_ref());
+    Ok(if session.is_clean() { 0 } else { 1 })
+}
+
+/// Replaces field events by the deltas they release (other events, such as
+/// `invalid_utf8` diagnostics, carry no delta and are dropped).
+fn project(projection: &mut idiolect::field::DeltaProjection, events: &mut Vec<Value>) {
+    let mut deltas = Vec::new();
+    for event in events.drain(..) {
+        if let Ok(event) = serde_json::from_value::<idiolect::field::Event>(event) {
+            projection.push(&event, &mut deltas);
+        }
+    }
+    events.extend(deltas.iter().filter_map(|d| serde_json::to_value(d).ok()));
+}
+
+fn print_events(events: &mut Vec<Value>, line: &mut Vec<u8>) -> Result<(), CliError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    line.clear();
+    for event in events.drain(..) {
+        serde_json::to_writer(&mut *line, &event)
+            .map_err(|e| CliError::new(format!("cannot print an event: {e}")))?;
+        line.push(b'\n');
+    }
+    write_stdout(line)
 }

@@ -1,8 +1,9 @@
 //! The command line: argument definitions, option assembly, and the commands.
 //!
 //! Exit codes: 0 success; 1 the document has errors (for dialects that report
-//! them, such as plurnk) or a conformance case failed; 2 usage and IO errors,
-//! always with a one-line message on stderr.
+//! them, such as plurnk), a batch record failed or its document has errors, or a
+//! conformance case failed; 2 usage and IO errors, always with a one-line message
+//! on stderr.
 
 mod args;
 mod batch;

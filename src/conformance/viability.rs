@@ -32,6 +32,11 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "kindaxml" => kindaxml(options, held),
         "plurnk" => plurnk(options, held),
         "transcript" => transcript(options, before, held),
+        "hermes" => hermes(held),
+        "qwen3-coder" => qwen3_coder(held),
+        "deepseek-v3" | "deepseek-v3.1" => deepseek(held),
+        "harmony" => harmony(before, held),
+        "mistral" => mistral(before, held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -401,6 +406,182 @@ fn transcript(options: &Value, before: &[u8], held: &[u8]) -> bool {
             }
         }
     }
+}
+
+/// Whether `held` is a proper or whole prefix of one of `markers`, or starts with
+/// one of them and the rest satisfies `then`.
+fn marker_prefix(held: &[u8], markers: &[&str]) -> bool {
+    markers.iter().any(|m| m.as_bytes().starts_with(held))
+}
+
+/// HE-13: a viable prefix of a marker; the whitespace after a call object and a
+/// prefix of the closer; a call opener, whitespace and the call object up to the
+/// end of its name (held whole: any bytes after the `{`).
+fn hermes(held: &[u8]) -> bool {
+    const MARKERS: [&str; 4] = ["<tool_call>", "</tool_call>", "<think>", "</think>"];
+    if marker_prefix(held, &MARKERS) {
+        return true;
+    }
+    let after_ws = skip_ws(held);
+    if after_ws.len() < held.len() && b"</tool_call>".starts_with(after_ws) {
+        return true;
+    }
+    match held.strip_prefix(b"<tool_call>") {
+        Some(rest) => {
+            let rest = skip_ws(rest);
+            rest.is_empty() || rest[0] == b'{'
+        }
+        None => false,
+    }
+}
+
+/// A name of qwen3-coder up to its `>`: no `>`, `<` or newline (QC-5).
+fn qc_name_prefix(rest: &[u8]) -> bool {
+    !rest.iter().any(|&b| b == b'>' || b == b'<' || b == b'\n')
+}
+
+/// A viable prefix of `<function=NAME>` or `<parameter=KEY>`, or of one of the
+/// fixed markers of qwen3-coder.
+fn qc_marker(held: &[u8]) -> bool {
+    const MARKERS: [&str; 8] = [
+        "<tool_call>",
+        "</tool_call>",
+        "<think>",
+        "</think>",
+        "<function=",
+        "</function>",
+        "<parameter=",
+        "</parameter>",
+    ];
+    if marker_prefix(held, &MARKERS) {
+        return true;
+    }
+    ["<function=", "<parameter="]
+        .iter()
+        .any(|m| held.strip_prefix(m.as_bytes()).is_some_and(qc_name_prefix))
+}
+
+/// QC-16: a viable prefix of a marker; a call opener, whitespace and a viable
+/// prefix of the function opener; whitespace and a viable prefix of a marker
+/// (between parameters, after a function); inside a value, an optional newline,
+/// a parameter closer, whitespace and a viable prefix of what may follow it.
+fn qwen3_coder(held: &[u8]) -> bool {
+    if qc_marker(held) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"<tool_call>") {
+        let rest = skip_ws(rest);
+        if rest.is_empty() || qc_marker(rest) {
+            return true;
+        }
+    }
+    let after_ws = skip_ws(held);
+    if after_ws.is_empty() || qc_marker(after_ws) {
+        return true;
+    }
+    let value = held.strip_prefix(b"\n").unwrap_or(held);
+    if let Some(rest) = value.strip_prefix(b"</parameter>") {
+        let rest = skip_ws(rest);
+        return rest.is_empty() || qc_marker(rest);
+    }
+    // A value whose parameter closer was left out ends at a function closer
+    // followed by the call's closer or the end of input (QC-15).
+    if let Some(rest) = value.strip_prefix(b"</function>") {
+        return b"</tool_call>".starts_with(skip_ws(rest));
+    }
+    false
+}
+
+/// The markers of both DeepSeek families (D3-2, D3-3).
+const DEEPSEEK_MARKERS: [&str; 12] = [
+    "<think>",
+    "</think>",
+    "<｜end▁of▁sentence｜>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+    "<｜tool\\_calls\\_begin｜>",
+    "<｜tool▁calls｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+];
+
+/// D3-17, D31-9: a viable prefix of a marker; whitespace (a calls section, or
+/// after a call's object) followed by a viable prefix of a marker or of the
+/// closing fence and call-end; a call header, from its call-begin (bounded by its
+/// grammar: a 256-byte name, whitespace around the fence).
+fn deepseek(held: &[u8]) -> bool {
+    if marker_prefix(held, &DEEPSEEK_MARKERS)
+        || held.starts_with("<｜tool▁call▁begin｜>".as_bytes())
+    {
+        return true;
+    }
+    let rest = skip_ws(held);
+    if rest.is_empty() || marker_prefix(rest, &DEEPSEEK_MARKERS) || b"```".starts_with(rest) {
+        return true;
+    }
+    match rest.strip_prefix(b"```") {
+        Some(after) => {
+            let after = skip_ws(after);
+            after.is_empty() || marker_prefix(after, &DEEPSEEK_MARKERS)
+        }
+        None => false,
+    }
+}
+
+/// The markers of harmony (HA-2).
+const HARMONY_MARKERS: [&str; 7] = [
+    "<|start|>",
+    "<|channel|>",
+    "<|constrain|>",
+    "<|message|>",
+    "<|end|>",
+    "<|call|>",
+    "<|return|>",
+];
+
+/// HA-17: a viable prefix of a marker; a header from its `<|start|>` or
+/// `<|channel|>` (bounded by its grammar), or the first header at offset 0;
+/// whitespace (after a call's `<|message|>` or its object) followed by a viable
+/// prefix of a marker.
+fn harmony(before: &[u8], held: &[u8]) -> bool {
+    if marker_prefix(held, &HARMONY_MARKERS) {
+        return true;
+    }
+    // At offset 0 the first header is undecided until the byte after its
+    // `<|message|>` arrives (a call's content must start with `{`, HA-10); its
+    // fields are bounded (HA-3), so it never reaches 512 bytes.
+    if before.is_empty() && held.len() <= 512 {
+        let message = b"<|message|>";
+        match memchr::memmem::find(held, message) {
+            None => return true,
+            Some(at) if skip_ws(&held[at + message.len()..]).is_empty() => return true,
+            Some(_) => {}
+        }
+    }
+    if held.starts_with(b"<|start|>") || held.starts_with(b"<|channel|>") {
+        return true;
+    }
+    let rest = skip_ws(held);
+    rest.is_empty() || marker_prefix(rest, &HARMONY_MARKERS)
+}
+
+/// The markers of mistral (MI-2).
+const MISTRAL_MARKERS: [&str; 5] = ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]", "[THINK]", "[/THINK]"];
+
+/// MI-16: a viable prefix of a marker; a call group from its `[TOOL_CALLS]`
+/// (its header bounded by the grammar); inside an array form (the last
+/// `[TOOL_CALLS]` emitted opened one), the bytes of an element whose call has not
+/// started.
+fn mistral(before: &[u8], held: &[u8]) -> bool {
+    if marker_prefix(held, &MISTRAL_MARKERS) || held.starts_with(b"[TOOL_CALLS]") {
+        return true;
+    }
+    let group = b"[TOOL_CALLS]";
+    let last = before.windows(group.len()).rposition(|w| w == group);
+    last.is_some_and(|at| skip_ws(&before[at + group.len()..]).first() == Some(&b'['))
 }
 
 #[cfg(test)]

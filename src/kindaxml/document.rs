@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use super::event::{Event, Recovery};
 use super::tag::Attrs;
-use crate::fold::Fold;
+use std::io;
+
+use crate::fold::{write_json, Fold, Layout};
 
 /// One annotation: a tag and its attributes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -76,6 +78,14 @@ pub struct DocumentFolder {
     document: Document,
     /// Output offset of each segment's first byte.
     starts: Vec<usize>,
+    /// Output offset right after the last newline of the output text.
+    line_start: usize,
+    /// The line start when the tag that is still open was read (KX-18: its retro
+    /// span cannot start earlier, nor its forward span, which starts at the tag).
+    open_line_start: Option<usize>,
+    /// Segments before this index may be hollow: their text was released
+    /// ([`Fold::release_settled`]) and is read from the output text instead.
+    released: usize,
 }
 
 impl DocumentFolder {
@@ -93,8 +103,30 @@ impl DocumentFolder {
 
     /// The finished document.
     pub fn into_document(mut self) -> Document {
+        for i in 0..self.released {
+            self.refill(i);
+        }
         self.document.text.shrink_to_fit();
         self.document
+    }
+
+    /// The output range of segment `i`.
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        let end = self
+            .starts
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.document.text.len());
+        self.starts[i]..end
+    }
+
+    /// Gives a hollow segment its text again. A segment is never empty, so an
+    /// empty text means a released one.
+    fn refill(&mut self, i: usize) {
+        if self.document.segments[i].text.is_empty() {
+            let range = self.range(i);
+            self.document.segments[i].text = self.document.text[range].to_string();
+        }
     }
 
     /// The index of the segment holding output offset `at`. Most annotations reach
@@ -130,6 +162,9 @@ impl DocumentFolder {
         if self.starts[i] == at {
             return i;
         }
+        // Released segments come before any later annotation's start (see
+        // `release_settled`); should one be cut all the same, it is refilled first.
+        self.refill(i);
         let segment = &mut self.document.segments[i];
         let tail = segment.text.split_off(at - self.starts[i]);
         let annotations = segment.annotations.clone();
@@ -170,7 +205,13 @@ impl Fold<Event> for DocumentFolder {
 
     fn push(&mut self, event: &Event) {
         match event {
-            Event::Text { text, .. } => self.append_text(text),
+            Event::Text { text, pos, .. } => {
+                if let Some(nl) = memchr::memrchr(b'\n', text.as_bytes()) {
+                    self.line_start = pos + nl + 1;
+                }
+                self.append_text(text);
+            }
+            Event::Open { .. } => self.open_line_start = Some(self.line_start),
             Event::Annotation {
                 tag,
                 attrs,
@@ -179,6 +220,9 @@ impl Fold<Event> for DocumentFolder {
                 recovery,
                 ..
             } => {
+                // One tag is open at a time, and the first decision after its
+                // `open` is its own (KX-13).
+                self.open_line_start = None;
                 let annotation = Annotation {
                     tag: tag.clone(),
                     attrs: attrs.clone(),
@@ -193,6 +237,7 @@ impl Fold<Event> for DocumentFolder {
                 recovery,
                 ..
             } => {
+                self.open_line_start = None;
                 let annotation = Annotation {
                     tag: tag.clone(),
                     attrs: attrs.clone(),
@@ -203,7 +248,7 @@ impl Fold<Event> for DocumentFolder {
                     annotation,
                 });
             }
-            Event::Open { .. } | Event::Markup { .. } => {}
+            Event::Markup { .. } => {}
         }
     }
 
@@ -211,7 +256,76 @@ impl Fold<Event> for DocumentFolder {
         &self.document
     }
 
+    /// Releases the text of segments that end before any later annotation can
+    /// start: a retro span starts after the last newline before its tag (KX-18),
+    /// a forward span at its tag, and the tag still open was read on a line that
+    /// started at `open_line_start`. Their text stays in the output text.
+    fn release_settled(&mut self) {
+        let bound = self
+            .open_line_start
+            .map_or(self.line_start, |at| at.min(self.line_start));
+        // Segment i is settled when the next one starts at or before the bound.
+        let settled = self
+            .starts
+            .partition_point(|&s| s <= bound)
+            .saturating_sub(1);
+        for segment in &mut self.document.segments[self.released.min(settled)..settled] {
+            segment.text = String::new();
+            // A list that grew by pushes has room for four: keep what it holds.
+            segment.annotations.shrink_to_fit();
+        }
+        self.released = self.released.max(settled);
+    }
+
+    fn write_document(&self, out: &mut dyn io::Write, layout: Layout) -> io::Result<()> {
+        let view = DocumentView {
+            text: &self.document.text,
+            segments: SegmentsView(self),
+            markers: &self.document.markers,
+        };
+        write_json(out, &view, layout)
+    }
+
     fn into_document(self) -> Document {
         DocumentFolder::into_document(self)
+    }
+}
+
+/// The document as written, with released segments' text read from the output
+/// text: the same fields in the same order as [`Document`].
+#[derive(Serialize)]
+struct DocumentView<'a> {
+    text: &'a str,
+    segments: SegmentsView<'a>,
+    markers: &'a [Marker],
+}
+
+struct SegmentsView<'a>(&'a DocumentFolder);
+
+/// A segment as written: the same fields in the same order as [`Segment`].
+#[derive(Serialize)]
+struct SegmentView<'a> {
+    text: &'a str,
+    annotations: &'a [Annotation],
+}
+
+impl Serialize for SegmentsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let folder = self.0;
+        let segments = &folder.document.segments;
+        let mut seq = serializer.serialize_seq(Some(segments.len()))?;
+        for (i, segment) in segments.iter().enumerate() {
+            let text = if segment.text.is_empty() {
+                &folder.document.text[folder.range(i)]
+            } else {
+                segment.text.as_str()
+            };
+            seq.serialize_element(&SegmentView {
+                text,
+                annotations: &segment.annotations,
+            })?;
+        }
+        seq.end()
     }
 }

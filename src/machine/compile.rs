@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 
-use pest_meta::ast::RuleType;
 use pest_meta::optimizer::{OptimizedExpr as Expr, OptimizedRule};
 
 use super::charset::{ByteSet, Class, Extent};
@@ -67,27 +66,52 @@ pub(crate) enum Miscompile {
     RangeEndExclusive,
 }
 
-/// Compiles pest grammar text (several files may be concatenated, as pest does).
+/// Compiles pest grammar text (several files may be concatenated, as pest does);
+/// every rule pest gives a pair is captured.
 pub fn compile(grammar: &str) -> Result<Program, CompileError> {
-    compile_with(grammar, None)
+    compile_with(grammar, None, None)
+}
+
+/// Compiles pest grammar text capturing only the rules named in `captures` (the
+/// others cost nothing at run time, and single-character rules among them fold into
+/// sets). A name that is not a rule of the grammar is refused.
+pub fn compile_capturing(grammar: &str, captures: &[&str]) -> Result<Program, CompileError> {
+    compile_with(grammar, Some(captures), None)
 }
 
 /// How a rule is reached: the caller's atomicity and whether pairs are produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Ctx {
-    atomicity: Atomicity,
+pub(super) struct Ctx {
+    pub(super) atomicity: Atomicity,
     /// False inside `&` and `!`.
-    capture: bool,
+    pub(super) capture: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Atomicity {
+pub(super) enum Atomicity {
     NonAtomic,
     CompoundAtomic,
     Atomic,
 }
 
-const BUILTIN_CLASSES: &[(&str, &[(char, char)])] = &[
+/// Rules with at most this many expression nodes are inlined where they are used.
+const INLINE_LIMIT: usize = 24;
+
+/// How many nodes an expression has (a rule reference counts as one).
+fn expr_size(expr: &Expr) -> usize {
+    match expr {
+        Expr::PosPred(e)
+        | Expr::NegPred(e)
+        | Expr::Opt(e)
+        | Expr::Rep(e)
+        | Expr::RestoreOnErr(e)
+        | Expr::Push(e) => 1 + expr_size(e),
+        Expr::Seq(a, b) | Expr::Choice(a, b) => 1 + expr_size(a) + expr_size(b),
+        _ => 1,
+    }
+}
+
+pub(super) const BUILTIN_CLASSES: &[(&str, &[(char, char)])] = &[
     ("ASCII_DIGIT", &[('0', '9')]),
     ("ASCII_NONZERO_DIGIT", &[('1', '9')]),
     ("ASCII_BIN_DIGIT", &[('0', '1')]),
@@ -100,32 +124,37 @@ const BUILTIN_CLASSES: &[(&str, &[(char, char)])] = &[
     ("ASCII", &[('\0', '\x7F')]),
 ];
 
-struct Compiler<'g> {
-    rules: &'g [OptimizedRule],
-    index: HashMap<&'g str, usize>,
+pub(super) struct Compiler<'g> {
+    pub(super) rules: &'g [OptimizedRule],
+    pub(super) index: HashMap<&'g str, usize>,
     /// Names of the rules, then `EOI`.
-    names: Vec<String>,
-    eoi: RuleId,
-    has_whitespace: bool,
-    has_comment: bool,
-    code: Vec<Inst>,
-    sets: Vec<ByteSet>,
-    set_index: HashMap<ByteSet, u32>,
-    literals: Vec<u8>,
+    pub(super) names: Vec<String>,
+    pub(super) eoi: RuleId,
+    pub(super) has_whitespace: bool,
+    pub(super) has_comment: bool,
+    pub(super) code: Vec<Inst>,
+    pub(super) sets: Vec<ByteSet>,
+    pub(super) set_index: HashMap<ByteSet, u32>,
+    pub(super) literals: Vec<u8>,
     /// Subroutine address per (rule, context), once emitted.
-    variants: HashMap<(usize, Ctx), Addr>,
+    pub(super) variants: HashMap<(usize, Ctx), Addr>,
     /// Variants still to emit.
-    pending: Vec<(usize, Ctx)>,
+    pub(super) pending: Vec<(usize, Ctx)>,
     /// Calls whose target is a variant not yet placed.
-    patches: Vec<(usize, (usize, Ctx))>,
+    pub(super) patches: Vec<(usize, (usize, Ctx))>,
     /// The rule being compiled, for error messages.
-    current: usize,
+    pub(super) current: usize,
+    /// Per rule (and `EOI`): whether it is captured at all (`None`: every rule).
+    pub(super) capture_filter: Option<Vec<bool>>,
+    /// The rules whose bodies are being emitted (a reference to one of them is a call).
+    pub(super) inlining: Vec<usize>,
     #[cfg(test)]
-    miscompile: Option<Miscompile>,
+    pub(super) miscompile: Option<Miscompile>,
 }
 
 pub(crate) fn compile_with(
     grammar: &str,
+    captures: Option<&[&str]>,
     #[allow(unused_variables)] miscompile: Option<MiscompileArg>,
 ) -> Result<Program, CompileError> {
     let (_, rules) = pest_meta::parse_and_optimize(grammar)
@@ -143,8 +172,26 @@ pub(crate) fn compile_with(
             construct: "more than 65535 rules".to_string(),
         });
     }
+    let mut capture_filter = None;
+    if let Some(captures) = captures {
+        let mut filter = vec![false; names.len()];
+        for name in captures {
+            match names.iter().position(|n| n == name) {
+                Some(i) => filter[i] = true,
+                None => {
+                    return Err(CompileError::Unsupported {
+                        rule: (*name).to_string(),
+                        construct: "a capture of a rule the grammar does not have".to_string(),
+                    })
+                }
+            }
+        }
+        capture_filter = Some(filter);
+    }
     let mut c = Compiler {
         rules: &rules,
+        capture_filter,
+        inlining: Vec::new(),
         index,
         eoi: RuleId((names.len() - 1) as u16),
         names,
@@ -248,203 +295,6 @@ impl<'g> Compiler<'g> {
             || BUILTIN_CLASSES.iter().any(|(n, _)| *n == name)
     }
 
-    /// Whether `expr` can succeed without consuming input.
-    fn nullable(&self, expr: &Expr, visiting: &mut Vec<usize>) -> bool {
-        match expr {
-            Expr::Str(s) | Expr::Insens(s) => s.is_empty(),
-            Expr::Range(..) => false,
-            Expr::Ident(name) => match self.index.get(name.as_str()) {
-                Some(&r) => {
-                    if visiting.contains(&r) {
-                        return false;
-                    }
-                    visiting.push(r);
-                    let n = self.nullable(&self.rules[r].expr, visiting);
-                    visiting.pop();
-                    n
-                }
-                None => matches!(name.as_str(), "SOI" | "EOI"),
-            },
-            Expr::PosPred(_) | Expr::NegPred(_) | Expr::Opt(_) | Expr::Rep(_) | Expr::Skip(_) => {
-                true
-            }
-            Expr::Seq(a, b) => self.nullable(a, visiting) && self.nullable(b, visiting),
-            Expr::Choice(a, b) => self.nullable(a, visiting) || self.nullable(b, visiting),
-            Expr::RestoreOnErr(e) => self.nullable(e, visiting),
-            _ => true,
-        }
-    }
-
-    // ---- contexts ---------------------------------------------------------------
-
-    /// Whether a call of rule `r` in `ctx` produces a pair (pest's `state.rule`).
-    fn captured(&self, r: usize, ctx: Ctx) -> bool {
-        let rule = &self.rules[r];
-        ctx.capture
-            && match rule.ty {
-                RuleType::Silent => false,
-                RuleType::Normal | RuleType::Atomic => ctx.atomicity != Atomicity::Atomic,
-                RuleType::CompoundAtomic | RuleType::NonAtomic => true,
-            }
-    }
-
-    /// The context the body of rule `r` runs in, and whether pest generated it with
-    /// skips (non-atomic generation).
-    fn body_ctx(&self, r: usize, ctx: Ctx) -> (Ctx, bool) {
-        let rule = &self.rules[r];
-        let special = rule.name == "WHITESPACE" || rule.name == "COMMENT";
-        let (atomicity, skips) = match rule.ty {
-            RuleType::Atomic => (Atomicity::Atomic, false),
-            RuleType::CompoundAtomic => (Atomicity::CompoundAtomic, false),
-            _ if special => (Atomicity::Atomic, false),
-            RuleType::NonAtomic => (Atomicity::NonAtomic, true),
-            _ => (ctx.atomicity, true),
-        };
-        (
-            Ctx {
-                atomicity,
-                capture: ctx.capture,
-            },
-            skips,
-        )
-    }
-
-    /// Whether the implicit skip runs between parts here.
-    fn skip_active(&self, ctx: Ctx, skips: bool) -> bool {
-        skips && ctx.atomicity == Atomicity::NonAtomic && (self.has_whitespace || self.has_comment)
-    }
-
-    // ---- analysis ----------------------------------------------------------------
-
-    /// The class of characters `expr` matches when it always consumes exactly one
-    /// character and produces no pair in `ctx`.
-    fn class_of(
-        &self,
-        expr: &Expr,
-        ctx: Ctx,
-        skips: bool,
-        visiting: &mut Vec<usize>,
-    ) -> Option<Class> {
-        match expr {
-            Expr::Str(s) | Expr::Insens(s) => {
-                let mut chars = s.chars();
-                let c = chars.next()?;
-                if chars.next().is_some() {
-                    return None;
-                }
-                let mut class = Class::range(c, c);
-                if matches!(expr, Expr::Insens(_)) && c.is_ascii_alphabetic() {
-                    let (l, u) = (c.to_ascii_lowercase(), c.to_ascii_uppercase());
-                    class = Class::range(l, l).union(&Class::range(u, u));
-                }
-                Some(class)
-            }
-            Expr::Range(a, b) => {
-                let (a, b) = (a.chars().next()?, b.chars().next()?);
-                #[cfg(test)]
-                if self.miscompile == Some(Miscompile::RangeEndExclusive) && a < b {
-                    let b = char::from_u32(b as u32 - 1).unwrap_or(a);
-                    return Some(Class::range(a, b));
-                }
-                Some(Class::range(a, b))
-            }
-            Expr::Ident(name) => {
-                if let Some(&r) = self.index.get(name.as_str()) {
-                    if self.captured(r, ctx) || visiting.contains(&r) {
-                        return None;
-                    }
-                    let (body, body_skips) = self.body_ctx(r, ctx);
-                    visiting.push(r);
-                    let class = self.class_of(&self.rules[r].expr, body, body_skips, visiting);
-                    visiting.pop();
-                    return class;
-                }
-                if name == "ANY" {
-                    return Some(Class::full());
-                }
-                let (_, ranges) = BUILTIN_CLASSES.iter().find(|(n, _)| *n == name.as_str())?;
-                Some(ranges.iter().fold(Class::default(), |acc, &(a, b)| {
-                    acc.union(&Class::range(a, b))
-                }))
-            }
-            Expr::Choice(a, b) => {
-                let a = self.class_of(a, ctx, skips, visiting)?;
-                let b = self.class_of(b, ctx, skips, visiting)?;
-                Some(a.union(&b))
-            }
-            Expr::Seq(a, b) if !self.skip_active(ctx, skips) => {
-                let Expr::NegPred(refused) = &**a else {
-                    return None;
-                };
-                let quiet = Ctx {
-                    capture: false,
-                    ..ctx
-                };
-                let refused = self.class_of(refused, quiet, skips, visiting)?;
-                let b = self.class_of(b, ctx, skips, visiting)?;
-                Some(b.minus(&refused))
-            }
-            Expr::RestoreOnErr(e) => self.class_of(e, ctx, skips, visiting),
-            _ => None,
-        }
-    }
-
-    /// Bytes one of which must come next for `expr` to succeed, if such a set is
-    /// known (`None`: `expr` may succeed without consuming, or it is not known).
-    fn first(
-        &self,
-        expr: &Expr,
-        ctx: Ctx,
-        skips: bool,
-        visiting: &mut Vec<usize>,
-    ) -> Option<ByteSet> {
-        if let Some(class) = self.class_of(expr, ctx, skips, &mut Vec::new()) {
-            return Some(class.lead_bytes());
-        }
-        match expr {
-            Expr::Str(s) | Expr::Insens(s) => {
-                let b = *s.as_bytes().first()?;
-                let mut set = ByteSet::EMPTY;
-                set.insert(b);
-                if matches!(expr, Expr::Insens(_)) {
-                    set.insert(b.to_ascii_lowercase());
-                    set.insert(b.to_ascii_uppercase());
-                }
-                Some(set)
-            }
-            Expr::Ident(name) => {
-                let &r = self.index.get(name.as_str())?;
-                if visiting.contains(&r) {
-                    return None;
-                }
-                let (body, body_skips) = self.body_ctx(r, ctx);
-                visiting.push(r);
-                let set = self.first(&self.rules[r].expr, body, body_skips, visiting);
-                visiting.pop();
-                set
-            }
-            Expr::Seq(a, b) => match &**a {
-                // A predicate consumes nothing: the bytes after it decide.
-                Expr::PosPred(_) | Expr::NegPred(_) => self.first(b, ctx, skips, visiting),
-                Expr::Ident(n) if n == "SOI" || n == "EOI" => self.first(b, ctx, skips, visiting),
-                _ => {
-                    if self.nullable(a, &mut Vec::new()) {
-                        None
-                    } else {
-                        self.first(a, ctx, skips, visiting)
-                    }
-                }
-            },
-            Expr::Choice(a, b) => {
-                let a = self.first(a, ctx, skips, visiting)?;
-                let b = self.first(b, ctx, skips, visiting)?;
-                Some(a.union(&b))
-            }
-            Expr::RestoreOnErr(e) => self.first(e, ctx, skips, visiting),
-            _ => None,
-        }
-    }
-
     // ---- emission ----------------------------------------------------------------
 
     fn here(&self) -> Addr {
@@ -494,6 +344,24 @@ impl<'g> Compiler<'g> {
 
     fn emit_variant(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
         self.variants.insert((r, ctx), self.here());
+        self.rule_body(r, ctx)?;
+        self.code.push(Inst::Return);
+        Ok(())
+    }
+
+    /// A rule's match, capture included: inlined when the rule is small and not
+    /// already being emitted further up (recursion), else a call of its subroutine.
+    fn rule_ref(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
+        let small = expr_size(&self.rules[r].expr) <= INLINE_LIMIT;
+        if small && !self.inlining.contains(&r) && self.inlining.len() < 32 {
+            self.rule_body(r, ctx)
+        } else {
+            self.call(r, ctx);
+            Ok(())
+        }
+    }
+
+    fn rule_body(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
         let rules = self.rules;
         let captured = self.captured(r, ctx);
         let id = RuleId(r as u16);
@@ -501,16 +369,21 @@ impl<'g> Compiler<'g> {
             self.code.push(Inst::Open(id));
         }
         let (body, skips) = self.body_ctx(r, ctx);
-        self.expr(&rules[r].expr, body, skips)?;
+        self.inlining.push(r);
+        let outer = std::mem::replace(&mut self.current, r);
+        let result = self.expr(&rules[r].expr, body, skips);
+        self.current = outer;
+        self.inlining.pop();
+        result?;
         if captured {
             self.code.push(Inst::Close(id));
         }
-        self.code.push(Inst::Return);
         Ok(())
     }
 
     fn eoi_in(&mut self, ctx: Ctx) {
-        let captured = ctx.capture && ctx.atomicity != Atomicity::Atomic;
+        let captured =
+            self.wanted(self.eoi.index()) && ctx.capture && ctx.atomicity != Atomicity::Atomic;
         if captured {
             self.code.push(Inst::Open(self.eoi));
         }
@@ -677,7 +550,7 @@ impl<'g> Compiler<'g> {
             // A range that is not a class cannot occur; keep the match total.
             Expr::Range(..) => self.code.push(Inst::Fail),
             Expr::Ident(name) => match self.index.get(name.as_str()) {
-                Some(&r) => self.call(r, ctx),
+                Some(&r) => self.rule_ref(r, ctx)?,
                 None => match name.as_str() {
                     "SOI" => self.code.push(Inst::Soi),
                     "EOI" => self.eoi_in(ctx),

@@ -19,10 +19,11 @@
 //! [`compile`] reads .pest text with `pest_meta` (pest's own parser, validator and
 //! optimizer), so the syntax and the errors are pest's and `pest_derive`'s parser of
 //! the same text is an exact oracle (the property tests in `oracle_tests.rs` compare
-//! the two on every rule of every grammar of the crate). Grammars are compiled once,
-//! at first use, behind a `OnceLock` ([`grammars`]): compiling a grammar takes well
-//! under a millisecond, and a build script would need a serialized program format
-//! and pest_meta as a build dependency for no gain a user could measure.
+//! the two on every rule of every grammar of the crate). A dialect compiles its grammar
+//! once, at first use, behind a `OnceLock` (see `anthropic_xml::grammar`), with
+//! [`compile_capturing`] and the rules it reads: compiling takes a few milliseconds
+//! once per process, while a build script would need a serialized program format and
+//! pest_meta as a build dependency, for no gain a user could measure.
 //!
 //! # Supported subset
 //!
@@ -49,15 +50,15 @@
 //! Captures are pest's pairs: a rule that pest would give a pair (not silent, not
 //! inside an atomic rule, not inside a predicate) is captured, in pest's order.
 
+mod analysis;
 mod charset;
 mod compile;
-pub mod grammars;
 mod program;
 mod run;
 
 #[cfg(test)]
 mod oracle_tests;
 
-pub use compile::{compile, CompileError};
+pub use compile::{compile, compile_capturing, CompileError};
 pub use program::{Program, RuleId};
 pub use run::{Capture, Outcome, ParsingMachine, DEFAULT_DEPTH};

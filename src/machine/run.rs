@@ -221,6 +221,11 @@ impl<'p> ParsingMachine<'p> {
                 },
                 Inst::Literal { at, len: n } => {
                     let lit = &program.literals[at as usize..(at + n) as usize];
+                    if input.get(pos..pos + lit.len()) == Some(lit) {
+                        pos += lit.len();
+                        ip += 1;
+                        continue;
+                    }
                     let have = &input[pos..len.min(pos + lit.len())];
                     if let Some(k) = have.iter().zip(lit).position(|(a, b)| a != b) {
                         self.furthest = self.furthest.max(pos + k);

@@ -10,8 +10,9 @@ use compact_str::CompactString;
 use serde::Serialize;
 
 use super::attrs::Attrs;
+use super::grammar;
 use super::options::{NameMatch, Options, OptionsProblem, Registry};
-use crate::machine::{grammars, Capture, Outcome, ParsingMachine, RuleId};
+use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
 use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
 
@@ -84,21 +85,17 @@ struct TagRules {
     /// Inside a section: `</` and a tag name, then the rest of a closer.
     closer_name: RuleId,
     closer_rest: RuleId,
-    /// The captured rules.
-    tag_name: RuleId,
-    self_close: RuleId,
+    /// Captured rules the state machine tells apart (the grammar captures only
+    /// [`grammar::CAPTURED`]: the tag name first, then keys, values and the slash).
     key: RuleId,
-    dq_inner: RuleId,
-    sq_inner: RuleId,
-    brace_value: RuleId,
-    bare_value: RuleId,
+    self_close: RuleId,
 }
 
 impl TagRules {
     fn get() -> &'static TagRules {
         static RULES: OnceLock<TagRules> = OnceLock::new();
         RULES.get_or_init(|| {
-            let program = grammars::sections();
+            let program = grammar::program();
             // The rules are in the grammar files of the crate (tested).
             let rule = |name: &str| program.rule(name).expect("rule of grammar/sections.pest");
             TagRules {
@@ -106,27 +103,10 @@ impl TagRules {
                 opener_rest: rule("opener_rest"),
                 closer_name: rule("closer_name"),
                 closer_rest: rule("closer_rest"),
-                tag_name: rule("tag_name"),
-                self_close: rule("self_close"),
                 key: rule("attr_key"),
-                dq_inner: rule("dq_inner"),
-                sq_inner: rule("sq_inner"),
-                brace_value: rule("brace_value"),
-                bare_value: rule("bare_value"),
+                self_close: rule("self_close"),
             }
         })
-    }
-
-    fn captured(&self) -> [RuleId; 7] {
-        [
-            self.tag_name,
-            self.self_close,
-            self.key,
-            self.dq_inner,
-            self.sq_inner,
-            self.brace_value,
-            self.bare_value,
-        ]
     }
 }
 
@@ -164,8 +144,7 @@ pub struct SectionMachine {
 impl SectionMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
-        let mut tags = ParsingMachine::new(grammars::sections());
-        tags.capture_only(&TagRules::get().captured());
+        let tags = ParsingMachine::new(grammar::program());
         Ok(SectionMachine {
             registry: Registry::new(options)?,
             max_tag_bytes: options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION),

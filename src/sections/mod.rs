@@ -18,10 +18,9 @@
 
 mod attrs;
 mod document;
-// pest's parser of the grammar is the oracle the parsing machine is tested against;
-// the library runs the same grammar on the machine, not this parser.
-#[cfg_attr(not(test), allow(dead_code))]
-mod grammar;
+// The grammar compiled for the parsing machine, and pest's parser of it (the oracle
+// the machine is tested against).
+pub(crate) mod grammar;
 mod machine;
 mod options;
 

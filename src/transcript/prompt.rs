@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::fold::Fold;
+use crate::fold::{Fold, SettledArray};
 use crate::span::Span;
 
 /// What a diagnostic is about (TR-11). Serialized in kebab-case.
@@ -243,6 +243,16 @@ impl Fold<Event> for PromptFolder {
 
     fn into_document(self) -> PromptDocument {
         PromptFolder::into_document(self)
+    }
+
+    const SETTLED_KEY: Option<&'static str> = Some("messages");
+    const SETTLED_HELD: bool = true;
+
+    fn write_settled(&mut self, out: &mut SettledArray) {
+        // A message is pushed complete (at its turn's end) and never changes.
+        for message in self.document.messages.drain(..) {
+            out.element(&message);
+        }
     }
 
     fn is_clean(&self) -> bool {

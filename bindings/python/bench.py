@@ -1,0 +1,131 @@
+"""Benchmark of the Python package against the Rust library on the same inputs.
+
+    python bindings/python/bench.py [--size BYTES] [--dialects a,b]
+
+Builds `idiolect-rate` (bindings/python/rate, release), which writes one input per
+dialect with the generators of `benches/throughput.rs` and measures the library on
+it; then measures the package on the same bytes. Prints Markdown tables:
+
+1. whole documents: `idiolect.parse` (str in, dict out) against the library's typed
+   parse and against the session path writing compact JSON (what `parse` runs
+   before it builds Python objects);
+2. many documents: `parse_many` on 1 and 2 threads against the session path on a
+   rayon pool of the same size, over the same input cut into records of ~4 KB;
+3. streaming: the cost of one `Parser.feed` call at 4-byte chunks (a token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import idiolect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def best_of(f, minimum=0.7, runs=3):
+    """The best time of `f()` over at least `runs` runs and `minimum` seconds."""
+    best, start, n = float("inf"), time.perf_counter(), 0
+    while n < runs or time.perf_counter() - start < minimum:
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+        n += 1
+    return best
+
+
+def rate_tool():
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "idiolect-rate"], cwd=ROOT, check=True
+    )
+    return ROOT / "target" / "release" / "idiolect-rate"
+
+
+def rust(tool, *args):
+    out = subprocess.run([str(tool), *map(str, args)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def records_of(text, size=4096):
+    """The text cut into records of about `size` bytes, at line ends."""
+    records, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        records.append(text[start:end])
+        start = end
+    return records
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=4_000_000)
+    parser.add_argument("--dialects", default="sections,anthropic-xml,plurnk,kindaxml,transcript")
+    args = parser.parse_args()
+    tool = rate_tool()
+    whole_rows, many_rows, feed_rows = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([str(tool), "gen", tmp, str(args.size)], check=True)
+        for dialect in args.dialects.split(","):
+            path = Path(tmp) / f"{dialect}.txt"
+            text = path.read_text(encoding="utf-8")
+            mb = len(text.encode()) / 1e6
+
+            lib = rust(tool, "whole", dialect, path)
+            py = mb / best_of(lambda: idiolect.parse(dialect, text))
+            whole_rows.append(
+                f"| {dialect} | {mb:.1f} MB | {lib['library']:.0f} | {lib['session']:.0f} "
+                f"| {py:.0f} | {py / lib['library']:.2f} | {py / lib['session']:.2f} |"
+            )
+
+            records = records_of(text)
+            jsonl = Path(tmp) / f"{dialect}.jsonl"
+            jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+            rates = {}
+            for threads in (1, 2):
+                rates[("rust", threads)] = rust(tool, "many", dialect, jsonl, threads)["session"]
+                rates[("py", threads)] = mb / best_of(
+                    lambda: idiolect.parse_many(dialect, records, threads=threads)
+                )
+            many_rows.append(
+                f"| {dialect} | {len(records)} | {rates[('rust', 1)]:.0f} | {rates[('rust', 2)]:.0f} "
+                f"| {rates[('py', 1)]:.0f} | {rates[('py', 2)]:.0f} "
+                f"| {rates[('py', 2)] / rates[('py', 1)]:.2f} |"
+            )
+
+            sample = text.encode()[:262_144]
+            chunks = [sample[i : i + 4] for i in range(0, len(sample), 4)]
+
+            def stream():
+                p = idiolect.Parser(dialect)
+                for chunk in chunks:
+                    p.feed(chunk)
+                p.finish()
+
+            seconds = best_of(stream)
+            feed_rows.append(
+                f"| {dialect} | {len(chunks)} | {seconds / len(chunks) * 1e6:.2f} µs "
+                f"| {len(sample) / 1e6 / seconds:.1f} |"
+            )
+
+    print("## Whole documents (MB/s)\n")
+    print("| dialect | size | Rust library | Rust session → JSON | `idiolect.parse` | / library | / session |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(whole_rows))
+    print("\n## Many documents (MB/s; records of ~4 KB)\n")
+    print("| dialect | records | Rust 1 thread | Rust 2 threads | `parse_many` 1 thread | `parse_many` 2 threads | Python 2 / 1 |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(many_rows))
+    print("\n## Streaming at 4-byte chunks (first 256 KiB of each input)\n")
+    print("| dialect | feeds | per `feed` | MB/s |")
+    print("|---|---|---|---|")
+    print("\n".join(feed_rows))
+
+
+if __name__ == "__main__":
+    main()

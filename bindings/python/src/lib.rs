@@ -1,0 +1,258 @@
+//! The native module of the `idiolect` Python package (`idiolect._native`).
+//!
+//! A thin layer over the crate's dynamic layer ([`idiolect::session`]): a dialect
+//! is found by name, options arrive as Python data and become JSON, sessions write
+//! compact JSON, and that JSON becomes Python objects without a `serde_json::Value`
+//! tree in between. Whole-document parsing runs with the GIL released;
+//! `parse_many` parses on a rayon pool. Errors are the CLI's one-line messages,
+//! raised as `ValueError` subclasses.
+
+use idiolect::fold::Layout;
+use idiolect::session::{Dialect, Session};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use rayon::prelude::*;
+use serde_json::Value;
+use std::sync::mpsc::{self, TryRecvError};
+use std::sync::Mutex;
+
+mod convert;
+mod parser;
+
+use convert::{from_json, to_value, type_name};
+
+create_exception!(
+    idiolect,
+    UnknownDialectError,
+    PyValueError,
+    "No dialect has the given name; the message lists the known ones."
+);
+create_exception!(
+    idiolect,
+    OptionsError,
+    PyValueError,
+    "The dialect refused the options; the message says why, in one line."
+);
+create_exception!(
+    idiolect,
+    RenderError,
+    PyValueError,
+    "The dialect could not render the value (or renders nothing)."
+);
+
+/// The dialect called `name`, or the CLI's message listing the known ones.
+fn find(name: &str) -> PyResult<&'static Dialect> {
+    idiolect::dialect(name).ok_or_else(|| {
+        let known: Vec<&str> = idiolect::dialects().iter().map(|d| d.name).collect();
+        UnknownDialectError::new_err(format!(
+            "unknown dialect {name:?}; known dialects: {}",
+            known.join(", ")
+        ))
+    })
+}
+
+/// The options as JSON: `None` is an empty object, as when the CLI has no options.
+fn options_value(options: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
+    match options {
+        None => Ok(Value::Object(Default::default())),
+        Some(obj) if obj.is_none() => Ok(Value::Object(Default::default())),
+        Some(obj) => {
+            let value = to_value(obj, "options")?;
+            if !value.is_object() {
+                return Err(PyTypeError::new_err(format!(
+                    "options must be a dict or None, not {}",
+                    type_name(obj)
+                )));
+            }
+            Ok(value)
+        }
+    }
+}
+
+/// Opens a session, raising [`OptionsError`] with the CLI's message.
+fn open(dialect: &Dialect, options: &Value, spans: bool) -> PyResult<Box<dyn Session>> {
+    (dialect.open)(options, spans).map_err(|e| OptionsError::new_err(e.to_string()))
+}
+
+/// The bytes of a `str` (UTF-8) or `bytes` argument.
+fn text_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(b.as_bytes());
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes());
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be str or bytes, not {}",
+        type_name(obj)
+    )))
+}
+
+/// Parses `text` whole and returns the document as compact JSON: the path of
+/// `idiolect parse --compact` (the document is written as it is folded).
+fn whole(dialect: &Dialect, options: &Value, spans: bool, text: &[u8]) -> Result<Vec<u8>, String> {
+    let mut session = (dialect.open)(options, spans).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(text.len() + text.len() / 4 + 256);
+    session
+        .feed_document(text, Layout::Compact, &mut out)
+        .and_then(|_| session.finish_document(Layout::Compact, &mut out))
+        .map_err(|e| format!("cannot write the document: {e}"))?;
+    Ok(out)
+}
+
+/// The names of the dialects this build knows, in a stable order.
+#[pyfunction]
+fn dialects() -> Vec<&'static str> {
+    idiolect::dialects().iter().map(|d| d.name).collect()
+}
+
+/// Parses one whole document (`str` or `bytes`) and returns it as a dict.
+#[pyfunction]
+#[pyo3(signature = (dialect, text, options=None, *, spans=false))]
+fn parse<'py>(
+    py: Python<'py>,
+    dialect: &str,
+    text: &Bound<'py, PyAny>,
+    options: Option<&Bound<'py, PyAny>>,
+    spans: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let found = find(dialect)?;
+    let options = options_value(options)?;
+    let bytes = text_bytes(text, "text")?;
+    // Refuse bad options before releasing the GIL (and with their own exception).
+    drop(open(found, &options, spans)?);
+    let out = py
+        .detach(|| whole(found, &options, spans, bytes))
+        .map_err(PyRuntimeError::new_err)?;
+    from_json(py, &out)
+}
+
+/// Parses many documents on a rayon pool with the GIL released; returns the
+/// documents in the order of `texts`.
+#[pyfunction]
+#[pyo3(signature = (dialect, texts, options=None, threads=None, *, spans=false))]
+fn parse_many<'py>(
+    py: Python<'py>,
+    dialect: &str,
+    texts: &Bound<'py, PyAny>,
+    options: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+    spans: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let found = find(dialect)?;
+    let options = options_value(options)?;
+    drop(open(found, &options, spans)?);
+    if texts.is_instance_of::<PyString>() || texts.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!(
+            "texts must be an iterable of str or bytes, not a single {}",
+            type_name(texts)
+        )));
+    }
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads must be at least 1"));
+    }
+    let objects: Vec<Bound<'py, PyAny>> = texts.try_iter()?.collect::<PyResult<_>>()?;
+    let mut slices = Vec::with_capacity(objects.len());
+    for (i, obj) in objects.iter().enumerate() {
+        slices.push(text_bytes(obj, &format!("texts[{i}]"))?);
+    }
+    let pool = match threads {
+        None => None,
+        Some(n) => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?,
+        ),
+    };
+    // Workers parse without the GIL and send each record's JSON as it is done; this
+    // thread turns them into Python objects meanwhile (that needs the GIL, so it is
+    // serial), releasing the GIL whenever it waits.
+    let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; slices.len()];
+    let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<u8>, String>)>();
+    let receiver = Mutex::new(receiver);
+    let converted = std::thread::scope(|scope| -> PyResult<()> {
+        let (slices, options) = (&slices, &options);
+        scope.spawn(move || {
+            let parse_all = || {
+                slices
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(sender, |sender, (i, text)| {
+                        // A closed channel means the caller stopped on an error.
+                        let _ = sender.send((i, whole(found, options, spans, text)));
+                    })
+            };
+            match &pool {
+                Some(pool) => pool.install(parse_all),
+                None => parse_all(),
+            }
+        });
+        loop {
+            // Only this thread receives; the mutex makes the receiver shareable with
+            // the GIL-free closure that waits.
+            let next = match receiver.lock().map(|r| r.try_recv()) {
+                Ok(Ok(next)) => Some(next),
+                Ok(Err(TryRecvError::Empty)) => {
+                    py.detach(|| receiver.lock().ok().and_then(|r| r.recv().ok()))
+                }
+                _ => None,
+            };
+            let Some(next) = next else {
+                return Ok(());
+            };
+            let (i, out) = next;
+            let out = out.map_err(PyRuntimeError::new_err)?;
+            documents[i] = Some(from_json(py, &out)?);
+        }
+    });
+    // On an error the scope still waited for the workers to finish their records.
+    converted?;
+    let list = PyList::empty(py);
+    for document in documents {
+        let document =
+            document.ok_or_else(|| PyRuntimeError::new_err("a record was never parsed"))?;
+        list.append(document)?;
+    }
+    Ok(list)
+}
+
+/// Renders `value` into the dialect's text, as `idiolect render DIALECT [WHAT]`.
+#[pyfunction]
+#[pyo3(signature = (dialect, what, value, options=None))]
+fn render(
+    dialect: &str,
+    what: Option<&str>,
+    value: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let found = find(dialect)?;
+    let options = options_value(options)?;
+    drop(open(found, &options, false)?);
+    let Some(render) = found.render else {
+        return Err(RenderError::new_err(format!(
+            "the {} dialect has no renderer",
+            found.name
+        )));
+    };
+    let input = to_value(value, "value")?;
+    render(what, &input, &options).map_err(RenderError::new_err)
+}
+
+/// The module `idiolect._native`, re-exported by the `idiolect` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(dialects, m)?)?;
+    m.add_function(wrap_pyfunction!(parse, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_many, m)?)?;
+    m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_class::<parser::Parser>()?;
+    m.add("UnknownDialectError", py.get_type::<UnknownDialectError>())?;
+    m.add("OptionsError", py.get_type::<OptionsError>())?;
+    m.add("RenderError", py.get_type::<RenderError>())?;
+    Ok(())
+}

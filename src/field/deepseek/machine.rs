@@ -1,0 +1,438 @@
+//! The DeepSeek state machine (spec/deepseek-v3.md, spec/deepseek-v3.1.md): text and
+//! reasoning scanned for markers, calls sections, call headers, JSON arguments and
+//! call tails, each recognised by an entry rule of grammar/deepseek.pest on the
+//! parsing machine.
+
+use std::sync::OnceLock;
+
+use super::Variant;
+use crate::field::grammars;
+use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
+use crate::field::{Emitter, Event, Options};
+use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
+use crate::reentry::{find_byte, Machine};
+
+/// The entry and captured rules of grammar/deepseek.pest.
+struct Rules {
+    text_marker: RuleId,
+    reasoning_marker: RuleId,
+    section_space: RuleId,
+    v3_section_marker: RuleId,
+    v31_section_marker: RuleId,
+    v3_call_tail: RuleId,
+    v31_call_tail: RuleId,
+    think_open: RuleId,
+    think_close: RuleId,
+    calls_begin: RuleId,
+    calls_end: RuleId,
+    tool_name: RuleId,
+}
+
+fn rule(program: &Program, name: &str) -> RuleId {
+    program
+        .rule(name)
+        .unwrap_or_else(|| panic!("rule {name} of grammar/deepseek.pest (tested)"))
+}
+
+impl Rules {
+    fn get() -> &'static Rules {
+        static RULES: OnceLock<Rules> = OnceLock::new();
+        RULES.get_or_init(|| {
+            let p = grammars::deepseek();
+            Rules {
+                text_marker: rule(p, "text_marker"),
+                reasoning_marker: rule(p, "reasoning_marker"),
+                section_space: rule(p, "section_space"),
+                v3_section_marker: rule(p, "v3_section_marker"),
+                v31_section_marker: rule(p, "v31_section_marker"),
+                v3_call_tail: rule(p, "v3_call_tail"),
+                v31_call_tail: rule(p, "v31_call_tail"),
+                think_open: rule(p, "think_open"),
+                think_close: rule(p, "think_close"),
+                calls_begin: rule(p, "calls_begin"),
+                calls_end: rule(p, "calls_end"),
+                tool_name: rule(p, "tool_name"),
+            }
+        })
+    }
+}
+
+/// Where the machine stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Text mode (D3-5) or reasoning mode (D3-6).
+    Prose,
+    /// In a calls section (D3-7).
+    Section,
+    /// Reading a call's arguments object (JA-1).
+    Arguments,
+    /// After the object, or right after a header with empty arguments: the call
+    /// tail (D3-9).
+    Tail {
+        /// The header was followed by the tail at once (JA-6).
+        empty: bool,
+    },
+    /// Malformed arguments, read raw up to the call tail (D3-10).
+    Raw,
+}
+
+/// What the active probe is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    Marker,
+    SectionSpace,
+    SectionMarker,
+    Tail,
+}
+
+/// The DeepSeek state machine, driven by the re-entry layer.
+#[derive(Clone, Debug)]
+pub struct DeepseekMachine {
+    variant: Variant,
+    emitter: Emitter,
+    /// The grammar's marker and header rules, one candidate at a time.
+    probe: ParsingMachine<'static>,
+    /// The active probe; its candidate is the first pending byte.
+    probing: Option<Probe>,
+    arguments: ArgumentsReader,
+    /// Whether the last probe ran into the end of input still viable.
+    cut: bool,
+    mode: Mode,
+    /// Whether prose is reasoning (D3-6); also the mode a section returns to.
+    reasoning: bool,
+    start_in_reasoning: bool,
+    began: bool,
+}
+
+impl DeepseekMachine {
+    /// A machine for `variant` with these options.
+    pub fn new(variant: Variant, options: &Options) -> Self {
+        let r = Rules::get();
+        let mut probe = ParsingMachine::new(grammars::deepseek());
+        probe.capture_only(&[
+            r.think_open,
+            r.think_close,
+            r.calls_begin,
+            r.calls_end,
+            r.tool_name,
+        ]);
+        DeepseekMachine {
+            variant,
+            emitter: Emitter::new(),
+            probe,
+            probing: None,
+            cut: false,
+            arguments: ArgumentsReader::new(grammars::deepseek()),
+            mode: Mode::Prose,
+            reasoning: false,
+            start_in_reasoning: options.start_in_reasoning,
+            began: false,
+        }
+    }
+
+    fn capture(&self, rule: RuleId) -> Option<Capture> {
+        self.probe
+            .captures()
+            .iter()
+            .find(|c| c.rule == rule && c.is_closed())
+            .copied()
+    }
+
+    /// Prose at absolute `start`: text, or reasoning (a reasoning item opens again
+    /// with the first byte of reasoning after a calls section, FD-2).
+    fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if self.reasoning {
+            if !self.emitter.in_reasoning() {
+                self.emitter.markup(start, out);
+                self.emitter.reasoning_start(start, out);
+            }
+            self.emitter.reasoning(text, start, out);
+        } else {
+            self.emitter.text(text, start, out);
+        }
+    }
+
+    /// Starts `probe` on the candidate at the first pending byte.
+    fn start_probe(&mut self, probe: Probe) {
+        let r = Rules::get();
+        let entry = match (probe, self.variant) {
+            (Probe::Marker, _) if self.reasoning => r.reasoning_marker,
+            (Probe::Marker, _) => r.text_marker,
+            (Probe::SectionSpace, _) => r.section_space,
+            (Probe::SectionMarker, Variant::V3) => r.v3_section_marker,
+            (Probe::SectionMarker, Variant::V31) => r.v31_section_marker,
+            (Probe::Tail, Variant::V3) => r.v3_call_tail,
+            (Probe::Tail, Variant::V31) => r.v31_call_tail,
+        };
+        self.probe.start(entry);
+        self.probing = Some(probe);
+    }
+
+    /// Runs the active probe over `unit`; a decided outcome ends it.
+    fn run_probe(&mut self, unit: &str, eof: bool) -> Outcome {
+        let (outcome, cut) = run(&mut self.probe, unit, eof);
+        self.cut = cut;
+        if outcome != Outcome::NeedMore {
+            self.probing = None;
+        }
+        outcome
+    }
+
+    /// A marker matched in prose over `start..end` (absolute).
+    fn take_marker(&mut self, start: usize, end: usize, out: &mut Vec<Event>) {
+        let r = Rules::get();
+        if self.capture(r.think_open).is_some() {
+            self.emitter.markup(start, out);
+            self.emitter.reasoning_start(end, out);
+            self.reasoning = true;
+        } else if self.capture(r.think_close).is_some() {
+            // Right after a calls section no reasoning item is open: the closer
+            // closes none (FD-2).
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(true, end, out);
+            } else {
+                self.emitter.markup(end, out);
+            }
+            self.reasoning = false;
+        } else if self.capture(r.calls_begin).is_some() {
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(true, start, out);
+            }
+            self.emitter.markup(end, out);
+            self.mode = Mode::Section;
+        } else {
+            // The end-of-sentence token: dropped where it stands.
+            self.emitter.markup(end, out);
+        }
+    }
+
+    /// Ends the open call at absolute `end`.
+    fn end_call(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
+        self.emitter.call_end(complete, end, out);
+        self.mode = Mode::Section;
+    }
+
+    /// End of input at absolute `end`, every byte decided.
+    fn end_of_input(&mut self, end: usize, out: &mut Vec<Event>) {
+        self.emitter.markup(end, out);
+        if self.emitter.in_reasoning() {
+            self.emitter.reasoning_end(false, end, out);
+        }
+    }
+}
+
+impl Machine for DeepseekMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if !self.began {
+            self.began = true;
+            if self.start_in_reasoning {
+                self.emitter.reasoning_start(base, out);
+                self.reasoning = true;
+            }
+        }
+        let bytes = pending.as_bytes();
+        let len = pending.len();
+        let mut at = 0;
+        loop {
+            match self.mode {
+                Mode::Prose => {
+                    if self.probing.is_none() {
+                        match find_byte(b'<', &bytes[at..]) {
+                            None => {
+                                self.prose(&pending[at..], base + at, out);
+                                at = len;
+                                break;
+                            }
+                            Some(k) => {
+                                self.prose(&pending[at..at + k], base + at, out);
+                                at += k;
+                                self.start_probe(Probe::Marker);
+                            }
+                        }
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            self.take_marker(base + at, base + at + end, out);
+                            at += end;
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            // Not a marker (D3-14 at end of input): its `<` is prose.
+                            self.prose("<", base + at, out);
+                            at += 1;
+                        }
+                    }
+                }
+                Mode::Section => {
+                    if self.probing.is_none() {
+                        let Some(&b) = bytes.get(at) else {
+                            break;
+                        };
+                        if is_json_ws(b) {
+                            self.start_probe(Probe::SectionSpace);
+                        } else if b == b'<' {
+                            self.start_probe(Probe::SectionMarker);
+                        } else {
+                            // Anything else closes the section (D3-7, D3-12).
+                            self.mode = Mode::Prose;
+                            continue;
+                        }
+                    }
+                    let probe = self.probing;
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } if probe == Some(Probe::SectionSpace) => {
+                            at += end;
+                            self.emitter.markup(base + at, out);
+                        }
+                        Outcome::Matched { end } => {
+                            let r = Rules::get();
+                            if self.capture(r.calls_end).is_some() {
+                                at += end;
+                                self.emitter.markup(base + at, out);
+                                self.mode = Mode::Prose;
+                                continue;
+                            }
+                            let name = self
+                                .capture(r.tool_name)
+                                .map(|c| pending[at + c.start..at + c.end].to_string())
+                                .unwrap_or_default();
+                            at += end;
+                            self.emitter.call_start(None, name, base + at, out);
+                            if bytes.get(at) == Some(&b'{') {
+                                self.arguments.start();
+                                self.mode = Mode::Arguments;
+                            } else {
+                                self.mode = Mode::Tail { empty: true };
+                            }
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut {
+                                // A cut header or marker at end of input (D3-13, D3-14).
+                                at = len;
+                                self.emitter.markup(base + at, out);
+                            } else {
+                                // Not a header: the section closes, and the candidate is
+                                // read again in the enclosing mode (D3-7, D3-8).
+                                self.mode = Mode::Prose;
+                            }
+                        }
+                    }
+                }
+                Mode::Arguments => {
+                    let unit = &pending[at..];
+                    match self.arguments.read(unit, eof) {
+                        ObjectRead::More => {
+                            let text = self.arguments.take(unit, unit.len());
+                            self.emitter.arguments_delta(text, base + len, out);
+                            return at;
+                        }
+                        ObjectRead::Complete(end) => {
+                            let text = self.arguments.take(unit, end);
+                            self.emitter.arguments_delta(text, base + at + end, out);
+                            at += end;
+                            self.mode = Mode::Tail { empty: false };
+                        }
+                        ObjectRead::Stopped(stop) => {
+                            let text = self.arguments.take(unit, stop);
+                            self.emitter.arguments_delta(text, base + at + stop, out);
+                            at += stop;
+                            if eof && at == len {
+                                // Cut inside the object (JA-8).
+                                self.end_call(false, base + at, out);
+                            } else {
+                                self.mode = Mode::Raw;
+                            }
+                        }
+                    }
+                }
+                Mode::Tail { empty } => {
+                    if self.probing.is_none() {
+                        if at == len && !eof {
+                            return at;
+                        }
+                        self.start_probe(Probe::Tail);
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            if empty {
+                                self.emitter.arguments_delta("{}", base + at, out);
+                            }
+                            at += end;
+                            self.end_call(true, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut {
+                                // The input ended after the object (JA-5).
+                                at = len;
+                                self.end_call(true, base + at, out);
+                            } else {
+                                // Something else follows the object (JA-7).
+                                self.mode = Mode::Raw;
+                            }
+                        }
+                    }
+                }
+                Mode::Raw => {
+                    if self.probing.is_none() {
+                        let candidate = bytes[at..]
+                            .iter()
+                            .position(|&b| is_json_ws(b) || b == b'`' || b == b'<');
+                        match candidate {
+                            None => {
+                                self.emitter
+                                    .arguments_delta(&pending[at..], base + len, out);
+                                at = len;
+                                if eof {
+                                    self.end_call(false, base + at, out);
+                                }
+                                break;
+                            }
+                            Some(k) => {
+                                self.emitter.arguments_delta(
+                                    &pending[at..at + k],
+                                    base + at + k,
+                                    out,
+                                );
+                                at += k;
+                                self.start_probe(Probe::Tail);
+                            }
+                        }
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            at += end;
+                            self.end_call(false, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            // Not the tail: the candidate (a whitespace run, which no
+                            // later start inside it can change) is raw arguments.
+                            let run = if is_json_ws(bytes[at]) {
+                                bytes[at..].iter().take_while(|&&b| is_json_ws(b)).count()
+                            } else {
+                                1
+                            };
+                            self.emitter.arguments_delta(
+                                &pending[at..at + run],
+                                base + at + run,
+                                out,
+                            );
+                            at += run;
+                        }
+                    }
+                }
+            }
+        }
+        if eof {
+            self.end_of_input(base + len, out);
+        }
+        at
+    }
+}

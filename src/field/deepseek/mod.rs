@@ -1,0 +1,104 @@
+//! The DeepSeek families: `deepseek-v3` (DeepSeek-V3, V3-0324, R1-0528 and the R1
+//! distillations: a type word, a name and a fenced JSON object per call) and
+//! `deepseek-v3.1` (V3.1, V3.2-Exp: name and JSON object only), both inside
+//! `<｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>` with reasoning in `<think>…</think>`.
+//! Rules: spec/deepseek-v3.md, spec/deepseek-v3.1.md, spec/field-json-arguments.md.
+//!
+//! ```
+//! use idiolect::field::{deepseek, Item, Options};
+//! let text = "Let me look.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather\
+//!             <｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+//! let doc = deepseek::parse(deepseek::Variant::V31, text, &Options::default());
+//! assert!(matches!(&doc.items[1], Item::ToolCall { name, complete: true, .. } if name == "get_weather"));
+//! ```
+
+mod machine;
+mod render;
+
+pub use machine::DeepseekMachine;
+pub use render::{render_calls, render_results, render_turn};
+
+use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::fold::{self, Fold};
+use crate::reentry::Stream;
+use crate::session::{self, OptionsError, Session, TypedSession};
+
+/// Which DeepSeek call syntax a parser reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// `deepseek-v3`: `function<｜tool▁sep｜>NAME`, newline, a fenced JSON object.
+    V3,
+    /// `deepseek-v3.1`: `NAME<｜tool▁sep｜>{json}`.
+    V31,
+}
+
+/// The streaming parser: feed chunks, get [`Event`]s.
+pub type Parser = Stream<DeepseekMachine>;
+
+impl Stream<DeepseekMachine> {
+    /// A streaming DeepSeek parser for `variant`.
+    pub fn with_options(variant: Variant, options: &Options) -> Self {
+        Stream::new(DeepseekMachine::new(variant, options))
+    }
+}
+
+/// Parses a whole document (the streaming machinery, fed once).
+pub fn parse(variant: Variant, input: &str, options: &Options) -> Document {
+    let mut folder = DocumentFolder::new(false);
+    fold::fold_whole(
+        Parser::with_options(variant, options),
+        input.as_bytes(),
+        &mut folder,
+    );
+    folder.into_document()
+}
+
+/// Parses a whole document and also returns its events.
+pub fn parse_events(variant: Variant, input: &str, options: &Options) -> (Document, Vec<Event>) {
+    let mut parser = Parser::with_options(variant, options);
+    let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
+    events.extend(parser.finish());
+    let mut folder = DocumentFolder::new(false);
+    events.iter().for_each(|e| folder.push(e));
+    (folder.into_document(), events)
+}
+
+fn open_variant(
+    variant: Variant,
+    name: &'static str,
+    options: &serde_json::Value,
+    spans: bool,
+) -> Result<Box<dyn Session>, OptionsError> {
+    let options: Options = session::options_from_json(name, options)?;
+    Ok(Box::new(TypedSession::new(
+        DeepseekMachine::new(variant, &options),
+        DocumentFolder::new(spans),
+        None,
+    )))
+}
+
+fn open_v3(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+    open_variant(Variant::V3, "deepseek-v3", options, spans)
+}
+
+fn open_v31(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+    open_variant(Variant::V31, "deepseek-v3.1", options, spans)
+}
+
+/// The deepseek-v3 family for the dynamic layer.
+pub const DIALECT_V3: session::Dialect = session::Dialect {
+    name: "deepseek-v3",
+    summary: "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
+    open: open_v3,
+    render: Some(render::render_v3),
+    schemas: session::schemas::<Options, Document>,
+};
+
+/// The deepseek-v3.1 family for the dynamic layer.
+pub const DIALECT_V31: session::Dialect = session::Dialect {
+    name: "deepseek-v3.1",
+    summary: "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
+    open: open_v31,
+    render: Some(render::render_v31),
+    schemas: session::schemas::<Options, Document>,
+};

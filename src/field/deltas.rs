@@ -1,0 +1,182 @@
+//! The delta projection: a field family's events as OpenAI chat-completion deltas,
+//! the shape inference servers stream to their clients.
+//!
+//! Each [`Delta`] is one `choices[0].delta` object: `content`, `reasoning`, or
+//! `tool_calls` with one entry carrying `index`, and on the call's first delta its
+//! `id`, `type: "function"` and `function.name`, then `function.arguments`
+//! fragments. Concatenating the `content` of every delta gives the document's text,
+//! the `reasoning` its reasoning, and per index the `arguments` fragments the call's
+//! `arguments`.
+//!
+//! [`DeltaMode::Live`] streams argument fragments as they are decided;
+//! [`DeltaMode::WholeCalls`] releases each call in one delta when it ends complete,
+//! so a consumer that executes whatever arrives never sees an incomplete call: an
+//! incomplete call produces no delta at all (and its markup never produced any).
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::event::Event;
+
+/// How tool calls are released.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeltaMode {
+    /// Name at the call's start, argument fragments as they arrive.
+    #[default]
+    Live,
+    /// Each complete call in one delta when it ends; incomplete calls never appear.
+    WholeCalls,
+}
+
+/// The `function` part of a tool-call delta.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionDelta {
+    /// The tool's name: on the call's first delta only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A fragment of the arguments JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+}
+
+/// One entry of a delta's `tool_calls`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallDelta {
+    /// The call's position among the turn's tool calls.
+    pub index: usize,
+    /// The call id (on the first delta; `null` when the family writes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Option<String>>,
+    /// `"function"`, on the first delta.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Name and argument fragments.
+    pub function: FunctionDelta,
+}
+
+/// One chat-completion delta.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delta {
+    /// Answer text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Reasoning text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Tool-call fragments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+impl Delta {
+    fn call(entry: ToolCallDelta) -> Delta {
+        Delta {
+            tool_calls: Some(vec![entry]),
+            ..Delta::default()
+        }
+    }
+}
+
+/// A call held back in [`DeltaMode::WholeCalls`].
+#[derive(Clone, Debug)]
+struct HeldCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// Turns field events into chat-completion deltas (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct DeltaProjection {
+    mode: DeltaMode,
+    held: IndexMap<usize, HeldCall>,
+}
+
+impl DeltaProjection {
+    /// A projection in `mode`.
+    pub fn new(mode: DeltaMode) -> Self {
+        DeltaProjection {
+            mode,
+            held: IndexMap::new(),
+        }
+    }
+
+    /// Projects one event; pushes the deltas it releases (none for markup).
+    pub fn push(&mut self, event: &Event, out: &mut Vec<Delta>) {
+        match event {
+            Event::Text { text, .. } if !text.is_empty() => out.push(Delta {
+                content: Some(text.clone()),
+                ..Delta::default()
+            }),
+            Event::ReasoningDelta { text, .. } if !text.is_empty() => out.push(Delta {
+                reasoning: Some(text.clone()),
+                ..Delta::default()
+            }),
+            Event::ToolCallStart {
+                index, id, name, ..
+            } => match self.mode {
+                DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
+                    index: *index,
+                    id: Some(id.clone()),
+                    kind: Some("function".into()),
+                    function: FunctionDelta {
+                        name: Some(name.clone()),
+                        arguments: None,
+                    },
+                })),
+                DeltaMode::WholeCalls => {
+                    self.held.insert(
+                        *index,
+                        HeldCall {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: String::new(),
+                        },
+                    );
+                }
+            },
+            Event::ArgumentsDelta { index, text, .. } if !text.is_empty() => match self.mode {
+                DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
+                    index: *index,
+                    id: None,
+                    kind: None,
+                    function: FunctionDelta {
+                        name: None,
+                        arguments: Some(text.clone()),
+                    },
+                })),
+                DeltaMode::WholeCalls => {
+                    if let Some(call) = self.held.get_mut(index) {
+                        call.arguments.push_str(text);
+                    }
+                }
+            },
+            Event::ToolCallEnd {
+                index, complete, ..
+            } => {
+                if let Some(call) = self.held.shift_remove(index) {
+                    if *complete {
+                        out.push(Delta::call(ToolCallDelta {
+                            index: *index,
+                            id: Some(call.id),
+                            kind: Some("function".into()),
+                            function: FunctionDelta {
+                                name: Some(call.name),
+                                arguments: Some(call.arguments),
+                            },
+                        }));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Projects a whole event list.
+    pub fn project(mode: DeltaMode, events: &[Event]) -> Vec<Delta> {
+        let mut projection = DeltaProjection::new(mode);
+        let mut out = Vec::new();
+        events.iter().for_each(|e| projection.push(e, &mut out));
+        out
+    }
+}

@@ -1,0 +1,167 @@
+//! Building a family's events with spans that tile the input.
+//!
+//! Every family machine emits through an [`Emitter`]: it remembers how far the
+//! events reach (`covered`), gives each event the span from there to where the
+//! family says the event's bytes end, numbers the tool calls, and collects each
+//! call's arguments text so that the end event carries the parsed input. A family
+//! machine therefore only says *what* was decided and *up to where*.
+
+use serde_json::Value;
+
+use super::event::Event;
+use crate::span::Span;
+
+/// The open tool call.
+#[derive(Clone, Debug)]
+struct OpenCall {
+    index: usize,
+    arguments: String,
+}
+
+/// Emits field events with tiling spans (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct Emitter {
+    covered: usize,
+    next_index: usize,
+    call: Option<OpenCall>,
+    in_reasoning: bool,
+}
+
+impl Emitter {
+    /// An emitter at offset 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How far the emitted spans reach.
+    pub fn covered(&self) -> usize {
+        self.covered
+    }
+
+    /// Whether a reasoning item is open.
+    pub fn in_reasoning(&self) -> bool {
+        self.in_reasoning
+    }
+
+    /// Whether a tool call is open.
+    pub fn in_call(&self) -> bool {
+        self.call.is_some()
+    }
+
+    /// The arguments text of the open call so far.
+    pub fn arguments(&self) -> Option<&str> {
+        self.call.as_ref().map(|c| c.arguments.as_str())
+    }
+
+    fn span_to(&mut self, end: usize) -> Span {
+        let span = Span::new(self.covered, end.max(self.covered));
+        self.covered = span.end;
+        span
+    }
+
+    /// Covers the bytes up to `end` as markup (nothing when they are covered).
+    pub fn markup(&mut self, end: usize, out: &mut Vec<Event>) {
+        if end > self.covered {
+            let span = self.span_to(end);
+            out.push(Event::Markup { span });
+        }
+    }
+
+    /// Answer text `text` that starts at `start`; bytes before it are markup.
+    pub fn text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        self.markup(start, out);
+        let span = self.span_to(start + text.len());
+        out.push(Event::Text {
+            text: text.to_string(),
+            span,
+        });
+    }
+
+    /// Opens a reasoning item whose opener ends at `end`.
+    pub fn reasoning_start(&mut self, end: usize, out: &mut Vec<Event>) {
+        let span = self.span_to(end);
+        self.in_reasoning = true;
+        out.push(Event::ReasoningStart { span });
+    }
+
+    /// Reasoning text `text` that starts at `start`; bytes before it are markup.
+    pub fn reasoning(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        self.markup(start, out);
+        let span = self.span_to(start + text.len());
+        out.push(Event::ReasoningDelta {
+            text: text.to_string(),
+            span,
+        });
+    }
+
+    /// Ends the reasoning item; its closer (if any) ends at `end`.
+    pub fn reasoning_end(&mut self, closed: bool, end: usize, out: &mut Vec<Event>) {
+        let span = self.span_to(end);
+        self.in_reasoning = false;
+        out.push(Event::ReasoningEnd { closed, span });
+    }
+
+    /// Starts a tool call whose name ends at `end`; returns its index.
+    pub fn call_start(
+        &mut self,
+        id: Option<String>,
+        name: String,
+        end: usize,
+        out: &mut Vec<Event>,
+    ) -> usize {
+        let index = self.next_index;
+        self.next_index += 1;
+        let span = self.span_to(end);
+        self.call = Some(OpenCall {
+            index,
+            arguments: String::new(),
+        });
+        out.push(Event::ToolCallStart {
+            index,
+            id,
+            name,
+            span,
+        });
+        index
+    }
+
+    /// A fragment of the open call's arguments, decided by the bytes up to `end`.
+    pub fn arguments_delta(&mut self, text: &str, end: usize, out: &mut Vec<Event>) {
+        let Some(call) = self.call.as_mut() else {
+            return;
+        };
+        if text.is_empty() && end <= self.covered {
+            return;
+        }
+        call.arguments.push_str(text);
+        let index = call.index;
+        let span = self.span_to(end);
+        out.push(Event::ArgumentsDelta {
+            index,
+            text: text.to_string(),
+            span,
+        });
+    }
+
+    /// Ends the open call; the markup that ends it reaches `end`. The call is
+    /// complete when `complete` says so and its arguments parse as JSON.
+    pub fn call_end(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
+        let Some(call) = self.call.take() else {
+            return;
+        };
+        let input = serde_json::from_str::<Value>(&call.arguments).ok();
+        let span = self.span_to(end);
+        out.push(Event::ToolCallEnd {
+            index: call.index,
+            complete: complete && input.is_some(),
+            input: input.unwrap_or(Value::Null),
+            span,
+        });
+    }
+}

@@ -1,0 +1,111 @@
+//! The events of every field family: reasoning, text and tool calls as they are
+//! decided.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::span::Span;
+
+/// An event of a field family. Serialized with a `"type"` in snake_case.
+///
+/// In emission order the spans tile the input (S8): markers, the whitespace a
+/// family's template puts around them and the bytes of a dropped call are covered
+/// by [`Event::Markup`] or by the span of the start or end event they decide.
+/// The `arguments` text of a call is the concatenation of its
+/// [`Event::ArgumentsDelta`] texts, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Event {
+    /// A reasoning item begins (span: its opener, or zero-width when the output
+    /// starts inside reasoning or reasoning resumes after a call).
+    ReasoningStart {
+        /// The opener.
+        span: Span,
+    },
+    /// Reasoning text, verbatim.
+    ReasoningDelta {
+        /// The text.
+        text: String,
+        /// Where it stands in the input.
+        span: Span,
+    },
+    /// The reasoning item ended: at its closer or at a call that breaks out of it
+    /// (`closed: true`), or at end of input (`closed: false`).
+    ReasoningEnd {
+        /// False when the input ended inside the reasoning.
+        closed: bool,
+        /// The closer (zero-width otherwise).
+        span: Span,
+    },
+    /// Answer text, verbatim, emitted as soon as it cannot belong to a marker.
+    Text {
+        /// The text.
+        text: String,
+        /// Where it stands in the input.
+        span: Span,
+    },
+    /// A tool call begins: emitted as soon as its name is complete.
+    ToolCallStart {
+        /// The call's position among the tool calls of the turn, from 0.
+        index: usize,
+        /// The family's call id, or `null` when the family writes none.
+        id: Option<String>,
+        /// The tool's name.
+        name: String,
+        /// The markup up to the end of the name.
+        span: Span,
+    },
+    /// A fragment of the call's arguments JSON text.
+    ArgumentsDelta {
+        /// The call.
+        index: usize,
+        /// The fragment.
+        text: String,
+        /// The bytes it was decided by (zero-width for text the family builds, such
+        /// as the braces around XML parameters).
+        span: Span,
+    },
+    /// The tool call ended. `complete` is true only when the call's markup and its
+    /// arguments are whole and the arguments are valid JSON: a consumer runs only
+    /// complete calls.
+    ToolCallEnd {
+        /// The call.
+        index: usize,
+        /// Whether the call may be run.
+        complete: bool,
+        /// The arguments parsed (the typed input), or `null` when they are not
+        /// valid JSON.
+        input: Value,
+        /// The markup that ended the call (zero-width at end of input).
+        span: Span,
+    },
+    /// Markup with no content of its own: a marker, the whitespace around it, the
+    /// rest of a malformed call, an incomplete call dropped at end of input.
+    Markup {
+        /// The bytes.
+        span: Span,
+    },
+}
+
+impl Event {
+    /// The event's span.
+    pub fn span(&self) -> Span {
+        match self {
+            Event::ReasoningStart { span }
+            | Event::ReasoningDelta { span, .. }
+            | Event::ReasoningEnd { span, .. }
+            | Event::Text { span, .. }
+            | Event::ToolCallStart { span, .. }
+            | Event::ArgumentsDelta { span, .. }
+            | Event::ToolCallEnd { span, .. }
+            | Event::Markup { span } => *span,
+        }
+    }
+}
+
+impl crate::fold::Spanned for Event {
+    fn span(&self) -> Span {
+        Event::span(self)
+    }
+}

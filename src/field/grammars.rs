@@ -1,0 +1,64 @@
+//! The grammars of the field families, compiled once at first use.
+//!
+//! A grammar here is part of the crate: a tests asserts that each compiles, so the
+//! `expect` below can only fire on a grammar edit that the test suite refuses.
+
+use std::sync::OnceLock;
+
+use crate::machine::{compile, Program};
+
+/// The text of grammar/field-json.pest: the JSON of tool-call arguments, appended to
+/// each JSON-argument field family's grammar.
+pub const FIELD_JSON: &str = include_str!("../../grammar/field-json.pest");
+
+/// The text of grammar/deepseek.pest (deepseek-v3 and deepseek-v3.1).
+pub const DEEPSEEK: &str = include_str!("../../grammar/deepseek.pest");
+
+/// The text of grammar/harmony.pest.
+pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
+
+/// The text of grammar/mistral.pest.
+pub const MISTRAL: &str = include_str!("../../grammar/mistral.pest");
+
+/// Compiles a field family's grammar followed by grammar/field-json.pest.
+fn with_field_json(family: &str, file: &str) -> Program {
+    compile(&format!("{family}\n{FIELD_JSON}"))
+        .unwrap_or_else(|e| panic!("{file} with grammar/field-json.pest compiles (tested): {e}"))
+}
+
+/// The program of grammar/deepseek.pest with grammar/field-json.pest.
+pub fn deepseek() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| with_field_json(DEEPSEEK, "grammar/deepseek.pest"))
+}
+
+/// The program of grammar/harmony.pest with grammar/field-json.pest.
+pub fn harmony() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| with_field_json(HARMONY, "grammar/harmony.pest"))
+}
+
+/// The program of grammar/mistral.pest with grammar/field-json.pest.
+pub fn mistral() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| with_field_json(MISTRAL, "grammar/mistral.pest"))
+}
+
+/// The text of grammar/hermes.pest.
+pub const HERMES: &str = include_str!("../../grammar/hermes.pest");
+
+/// The program of grammar/hermes.pest.
+pub fn hermes() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| compile(HERMES).expect("grammar/hermes.pest compiles (tested)"))
+}
+
+/// The text of grammar/qwen3-coder.pest.
+pub const QWEN3_CODER: &str = include_str!("../../grammar/qwen3-coder.pest");
+
+/// The program of grammar/qwen3-coder.pest.
+pub fn qwen3_coder() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM
+        .get_or_init(|| compile(QWEN3_CODER).expect("grammar/qwen3-coder.pest compiles (tested)"))
+}

@@ -1,0 +1,436 @@
+//! The harmony state machine (spec/harmony.md): message headers, reasoning and text
+//! content, tool calls with JSON arguments, each recognised by an entry rule of
+//! grammar/harmony.pest on the parsing machine.
+
+use std::sync::OnceLock;
+
+use crate::field::grammars;
+use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
+use crate::field::{Emitter, Event, Options};
+use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
+use crate::reentry::{find_byte, Machine};
+
+/// The entry and captured rules of grammar/harmony.pest.
+struct Rules {
+    first_header: RuleId,
+    between_marker: RuleId,
+    content_marker: RuleId,
+    call_head_end: RuleId,
+    call_tail: RuleId,
+    header_begun: RuleId,
+    channel_name: RuleId,
+    recipient: RuleId,
+}
+
+fn rule(program: &Program, name: &str) -> RuleId {
+    program
+        .rule(name)
+        .unwrap_or_else(|| panic!("rule {name} of grammar/harmony.pest (tested)"))
+}
+
+impl Rules {
+    fn get() -> &'static Rules {
+        static RULES: OnceLock<Rules> = OnceLock::new();
+        RULES.get_or_init(|| {
+            let p = grammars::harmony();
+            Rules {
+                first_header: rule(p, "first_header"),
+                between_marker: rule(p, "between_marker"),
+                content_marker: rule(p, "content_marker"),
+                call_head_end: rule(p, "call_head_end"),
+                call_tail: rule(p, "call_tail"),
+                header_begun: rule(p, "header_begun"),
+                channel_name: rule(p, "channel_name"),
+                recipient: rule(p, "recipient"),
+            }
+        })
+    }
+}
+
+/// What a message's content is (HA-6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Content {
+    Reasoning,
+    Text,
+}
+
+/// Where the machine stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Mode {
+    /// At offset 0: the first message's header, its role in the prompt (HA-4).
+    FirstHeader,
+    /// Between messages (HA-12).
+    Between,
+    /// In a reasoning or text message's content (HA-7).
+    Content(Content),
+    /// Right after a call header's `<|message|>` (HA-8): the call's name, until
+    /// its `{` or tail decides it.
+    CallHead(String),
+    /// Reading a call's arguments object (JA-1).
+    Arguments,
+    /// After the object, or right after the header with empty arguments (HA-9).
+    Tail {
+        /// The header was followed by the tail at once (JA-6).
+        empty: bool,
+    },
+    /// Malformed arguments, read raw up to the call tail (HA-9, JA-7).
+    Raw,
+}
+
+/// The harmony state machine, driven by the re-entry layer.
+#[derive(Clone, Debug)]
+pub struct HarmonyMachine {
+    emitter: Emitter,
+    probe: ParsingMachine<'static>,
+    /// Whether a probe is active; its candidate is the first pending byte.
+    probing: bool,
+    arguments: ArgumentsReader,
+    /// Whether the last probe ran into the end of input still viable.
+    cut: bool,
+    mode: Mode,
+    began: bool,
+}
+
+/// What a complete header says (HA-3, HA-6, HA-8).
+enum Header {
+    Content(Content),
+    Call(String),
+    /// A recipient without a name (`functions.` alone): not a header (HA-8).
+    Invalid,
+}
+
+impl HarmonyMachine {
+    /// A machine for these options.
+    pub fn new(options: &Options) -> Self {
+        let r = Rules::get();
+        let mut probe = ParsingMachine::new(grammars::harmony());
+        probe.capture_only(&[r.channel_name, r.recipient]);
+        HarmonyMachine {
+            emitter: Emitter::new(),
+            probe,
+            probing: false,
+            cut: false,
+            arguments: ArgumentsReader::new(grammars::harmony()),
+            mode: if options.start_in_reasoning {
+                Mode::Content(Content::Reasoning)
+            } else {
+                Mode::FirstHeader
+            },
+            began: false,
+        }
+    }
+
+    fn start_probe(&mut self, entry: RuleId) {
+        self.probe.start(entry);
+        self.probing = true;
+    }
+
+    fn run_probe(&mut self, unit: &str, eof: bool) -> Outcome {
+        let (outcome, cut) = run(&mut self.probe, unit, eof);
+        self.cut = cut;
+        if outcome != Outcome::NeedMore {
+            self.probing = false;
+        }
+        outcome
+    }
+
+    /// Whether `cut`, a header cut by the end of input, had begun (HA-13).
+    fn header_begun(&mut self, cut: &str) -> bool {
+        self.probe.start(Rules::get().header_begun);
+        matches!(self.probe.finish(cut.as_bytes()), Outcome::Matched { .. })
+    }
+
+    /// Reads the captures of the header that matched in `unit`.
+    fn header(&self, unit: &str) -> Header {
+        let r = Rules::get();
+        let mut channel = None;
+        let mut recipient = None;
+        for c in self.probe.captures().iter().filter(|c| c.is_closed()) {
+            let text = &unit[c.start..c.end];
+            if c.rule == r.channel_name {
+                channel = Some(text);
+            } else if c.rule == r.recipient {
+                // The recipient after the channel wins over the role's (HA-3).
+                recipient = Some(text);
+            }
+        }
+        match recipient {
+            Some(to) => {
+                let name = to.strip_prefix("functions.").unwrap_or(to);
+                if name.is_empty() {
+                    Header::Invalid
+                } else {
+                    Header::Call(name.to_string())
+                }
+            }
+            None if channel == Some("analysis") => Header::Content(Content::Reasoning),
+            None => Header::Content(Content::Text),
+        }
+    }
+
+    /// A header matched over `start..end` (absolute): enter its message.
+    fn enter(&mut self, header: Header, end: usize, out: &mut Vec<Event>) {
+        match header {
+            Header::Content(Content::Reasoning) => {
+                self.emitter.reasoning_start(end, out);
+                self.mode = Mode::Content(Content::Reasoning);
+            }
+            Header::Content(Content::Text) => {
+                self.emitter.markup(end, out);
+                self.mode = Mode::Content(Content::Text);
+            }
+            Header::Call(name) => self.mode = Mode::CallHead(name),
+            Header::Invalid => {}
+        }
+    }
+
+    /// Text between messages or in a text message, or reasoning.
+    fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if self.mode == Mode::Content(Content::Reasoning) {
+            self.emitter.reasoning(text, start, out);
+        } else {
+            self.emitter.text(text, start, out);
+        }
+    }
+
+    fn end_call(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
+        self.emitter.call_end(complete, end, out);
+        self.mode = Mode::Between;
+    }
+}
+
+impl Machine for HarmonyMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        let r = Rules::get();
+        if !self.began {
+            self.began = true;
+            if self.mode == Mode::Content(Content::Reasoning) {
+                // start_in_reasoning (HA-5): the item opens at offset 0.
+                self.emitter.reasoning_start(base, out);
+            }
+        }
+        let bytes = pending.as_bytes();
+        let len = pending.len();
+        let mut at = 0;
+        loop {
+            match self.mode.clone() {
+                Mode::FirstHeader => {
+                    if !self.probing {
+                        self.start_probe(r.first_header);
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            let header = self.header(&pending[at..]);
+                            if matches!(header, Header::Invalid) {
+                                self.mode = Mode::Between;
+                                continue;
+                            }
+                            at += end;
+                            self.enter(header, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut && self.header_begun(&pending[at..]) {
+                                at = len;
+                                self.emitter.markup(base + at, out);
+                            }
+                            self.mode = Mode::Between;
+                        }
+                    }
+                }
+                Mode::Between | Mode::Content(_) => {
+                    let in_content = matches!(self.mode, Mode::Content(_));
+                    if !self.probing {
+                        match find_byte(b'<', &bytes[at..]) {
+                            None => {
+                                self.prose(&pending[at..], base + at, out);
+                                at = len;
+                                break;
+                            }
+                            Some(k) => {
+                                self.prose(&pending[at..at + k], base + at, out);
+                                at += k;
+                                self.start_probe(if in_content {
+                                    r.content_marker
+                                } else {
+                                    r.between_marker
+                                });
+                            }
+                        }
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } if in_content => {
+                            // An end marker, or (end 0) the next header (HA-7).
+                            at += end;
+                            if self.emitter.in_reasoning() {
+                                self.emitter.reasoning_end(true, base + at, out);
+                            } else {
+                                self.emitter.markup(base + at, out);
+                            }
+                            self.mode = Mode::Between;
+                        }
+                        Outcome::Matched { end } => match self.header(&pending[at..]) {
+                            Header::Invalid => {
+                                self.prose("<", base + at, out);
+                                at += 1;
+                            }
+                            header => {
+                                at += end;
+                                self.enter(header, base + at, out);
+                            }
+                        },
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            let cut = self.cut;
+                            if cut && !in_content && self.header_begun(&pending[at..]) {
+                                // A header cut by the end of input (HA-13).
+                                at = len;
+                                self.emitter.markup(base + at, out);
+                            } else {
+                                self.prose("<", base + at, out);
+                                at += 1;
+                            }
+                        }
+                    }
+                }
+                Mode::CallHead(name) => {
+                    if !self.probing {
+                        self.start_probe(r.call_head_end);
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            at += end;
+                            self.emitter.call_start(None, name, base + at, out);
+                            if bytes.get(at) == Some(&b'{') {
+                                self.arguments.start();
+                                self.mode = Mode::Arguments;
+                            } else {
+                                self.mode = Mode::Tail { empty: true };
+                            }
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut {
+                                // Cut before the arguments: no call (JA-8, HA-13).
+                                at = len;
+                                self.emitter.markup(base + at, out);
+                                self.mode = Mode::Between;
+                            } else {
+                                // Not a call: the content is text (HA-10).
+                                self.emitter.markup(base + at, out);
+                                self.mode = Mode::Content(Content::Text);
+                            }
+                        }
+                    }
+                }
+                Mode::Arguments => {
+                    let unit = &pending[at..];
+                    match self.arguments.read(unit, eof) {
+                        ObjectRead::More => {
+                            let text = self.arguments.take(unit, unit.len());
+                            self.emitter.arguments_delta(text, base + len, out);
+                            return at;
+                        }
+                        ObjectRead::Complete(end) => {
+                            let text = self.arguments.take(unit, end);
+                            self.emitter.arguments_delta(text, base + at + end, out);
+                            at += end;
+                            self.mode = Mode::Tail { empty: false };
+                        }
+                        ObjectRead::Stopped(stop) => {
+                            let text = self.arguments.take(unit, stop);
+                            self.emitter.arguments_delta(text, base + at + stop, out);
+                            at += stop;
+                            if eof && at == len {
+                                self.end_call(false, base + at, out);
+                            } else {
+                                self.mode = Mode::Raw;
+                            }
+                        }
+                    }
+                }
+                Mode::Tail { empty } => {
+                    if !self.probing {
+                        self.start_probe(r.call_tail);
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            if empty {
+                                self.emitter.arguments_delta("{}", base + at, out);
+                            }
+                            at += end;
+                            self.end_call(true, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut {
+                                at = len;
+                                self.end_call(true, base + at, out);
+                            } else {
+                                self.mode = Mode::Raw;
+                            }
+                        }
+                    }
+                }
+                Mode::Raw => {
+                    if !self.probing {
+                        let candidate =
+                            bytes[at..].iter().position(|&b| is_json_ws(b) || b == b'<');
+                        match candidate {
+                            None => {
+                                self.emitter
+                                    .arguments_delta(&pending[at..], base + len, out);
+                                at = len;
+                                if eof {
+                                    self.end_call(false, base + at, out);
+                                }
+                                break;
+                            }
+                            Some(k) => {
+                                self.emitter.arguments_delta(
+                                    &pending[at..at + k],
+                                    base + at + k,
+                                    out,
+                                );
+                                at += k;
+                                self.start_probe(r.call_tail);
+                            }
+                        }
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            at += end;
+                            self.end_call(false, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            let run = if is_json_ws(bytes[at]) {
+                                bytes[at..].iter().take_while(|&&b| is_json_ws(b)).count()
+                            } else {
+                                1
+                            };
+                            self.emitter.arguments_delta(
+                                &pending[at..at + run],
+                                base + at + run,
+                                out,
+                            );
+                            at += run;
+                        }
+                    }
+                }
+            }
+            if at == len && !eof && !self.probing {
+                break;
+            }
+        }
+        if eof {
+            self.emitter.markup(base + len, out);
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(false, base + len, out);
+            }
+        }
+        at
+    }
+}

@@ -1,0 +1,34 @@
+//! The harmony family (gpt-oss): messages `<|start|>ROLE<|channel|>CHANNEL<|message|>…`
+//! ended by `<|end|>`, `<|call|>` or `<|return|>`; the analysis channel is reasoning,
+//! a recipient (`to=functions.NAME`) makes the message a tool call whose content is
+//! the JSON arguments. Rules: spec/harmony.md, spec/field-json-arguments.md.
+//!
+//! ```
+//! use idiolect::field::{harmony, Item, Options};
+//! let text = "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant\
+//!             <|channel|>commentary to=functions.get_weather <|constrain|>json\
+//!             <|message|>{\"city\":\"Paris\"}";
+//! let doc = harmony::parse(text, &Options::default());
+//! assert!(matches!(&doc.items[0], Item::Reasoning { closed: true, .. }));
+//! assert!(matches!(&doc.items[1], Item::ToolCall { name, complete: true, .. } if name == "get_weather"));
+//! ```
+
+mod machine;
+mod render;
+
+pub use machine::HarmonyMachine;
+pub use render::{render_calls, render_results, render_turn};
+
+use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::session;
+
+family_glue!(HarmonyMachine, "harmony");
+
+/// The harmony family for the dynamic layer.
+pub const DIALECT: session::Dialect = session::Dialect {
+    name: "harmony",
+    summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
+    open: session::open::<HarmonyMachine>,
+    render: Some(render::render),
+    schemas: session::schemas::<Options, Document>,
+};

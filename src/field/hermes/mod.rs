@@ -1,0 +1,31 @@
+//! The hermes family (Hermes 2 Pro/3, Qwen2.5, QwQ, Qwen3 hybrid and 2507):
+//! `<tool_call>` + `{"name": …, "arguments": {…}}` + `</tool_call>`, reasoning in
+//! `<think>…</think>`. Rules: spec/hermes.md.
+//!
+//! ```
+//! use idiolect::field::{hermes, Item, Options};
+//! let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
+//!             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+//! let doc = hermes::parse(text, &Options::default());
+//! assert!(matches!(&doc.items[1], Item::ToolCall { arguments, .. } if arguments == "{\"city\": \"Paris\"}"));
+//! ```
+
+mod machine;
+mod render;
+
+pub use machine::HermesMachine;
+pub use render::{render_calls, render_results, render_turn};
+
+use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::session;
+
+family_glue!(HermesMachine, "hermes");
+
+/// The hermes family for the dynamic layer.
+pub const DIALECT: session::Dialect = session::Dialect {
+    name: "hermes",
+    summary: "tool calls as <tool_call>{json}</tool_call>, reasoning in <think> (Hermes, Qwen2.5, QwQ, Qwen3)",
+    open: session::open::<HermesMachine>,
+    render: Some(render::render),
+    schemas: session::schemas::<Options, Document>,
+};

@@ -1,0 +1,150 @@
+//! The chat-turn model shared by every field family: the tool-call and reasoning
+//! formats open-weight models write (hermes, qwen3-coder, deepseek, harmony,
+//! mistral, …), one dialect per family, all folding into the same document.
+//!
+//! # Document
+//!
+//! `{"items": [...]}` with, in source order ([`Item`]):
+//! - `{"type":"reasoning","text","closed"}`: reasoning; `closed` is false only
+//!   when the input ended inside it (a call that breaks out of reasoning ends it
+//!   closed, and reasoning after the call is a new item);
+//! - `{"type":"text","text"}`: a maximal run of answer text, verbatim;
+//! - `{"type":"tool_call","index","id","name","arguments","input","complete"}`:
+//!   `index` counts the turn's calls from 0; `id` is the family's call id or
+//!   `null`; `arguments` is the JSON text of the arguments (the model's own text in
+//!   JSON families, compact JSON built from the typed parameters in XML families);
+//!   `input` is `arguments` parsed, or `null` when it does not parse; `complete` is
+//!   true when the call's markup and arguments are whole: only complete calls may
+//!   be run.
+//!
+//! # Events
+//!
+//! [`Event`]: `reasoning_start`, `reasoning_delta`, `reasoning_end`, `text`,
+//! `tool_call_start` (as soon as the name is complete), `arguments_delta` (whose
+//! texts concatenate to the call's `arguments`: XML families stream a string
+//! parameter as escaped JSON fragments as its bytes arrive and a typed parameter
+//! when it closes), `tool_call_end` (complete or not, with the input), and
+//! `markup` for bytes that carry no content. Every event has a `span`; in emission
+//! order the spans tile the input (S8). Families emit through an [`Emitter`],
+//! which keeps the spans tiling and the arguments collected.
+//!
+//! # Options
+//!
+//! [`Options`]: `start_in_reasoning` (the template ended the prompt inside
+//! reasoning) and `tools` (name and JSON Schema of each tool, typing the raw values
+//! of XML-parameter families, see [`typing`]). A family that needs more has its own
+//! options type carrying these two keys unchanged.
+//!
+//! # Deltas
+//!
+//! [`DeltaProjection`] turns any family's events into OpenAI chat-completion
+//! deltas, streaming argument fragments live or releasing each call whole.
+//!
+//! ```
+//! use idiolect::field::{self, DeltaMode, DeltaProjection, Item};
+//! let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
+//!             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+//! let (doc, events) = field::hermes::parse_events(text, &field::Options::default());
+//! match &doc.items[1] {
+//!     Item::ToolCall { name, input, complete, .. } => {
+//!         assert!(*complete);
+//!         assert_eq!(name, "get_weather");
+//!         assert_eq!(input["city"], "Paris");
+//!     }
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//! let deltas = DeltaProjection::project(DeltaMode::Live, &events);
+//! assert_eq!(deltas[0].content.as_deref(), Some("Let me check.\n"));
+//! ```
+
+/// The glue every single-machine family shares: its `Parser`, its
+/// [`DialectMachine`](crate::fold::DialectMachine) impl (a family never refuses its
+/// options, and holds a call until its markup decides it, spec/field.md), `parse` and
+/// `parse_events`. Written once here so that the families differ only in what differs.
+macro_rules! family_glue {
+    ($machine:ident, $name:literal) => {
+        /// The streaming parser: feed chunks, get [`Event`]s.
+        pub type Parser = $crate::reentry::Stream<$machine>;
+
+        impl $crate::fold::DialectMachine for $machine {
+            const NAME: &'static str = $name;
+            type Options = Options;
+            type Problem = std::convert::Infallible;
+            type Folder = DocumentFolder;
+
+            /// Every options value is usable: a field family never refuses its options.
+            fn with_options(options: &Options) -> Result<Self, std::convert::Infallible> {
+                Ok($machine::new(options))
+            }
+
+            fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
+                DocumentFolder::new(spans)
+            }
+
+            /// `None`: a call is held until its markup decides it (spec/field.md).
+            fn hold_back_bound(&self) -> Option<usize> {
+                None
+            }
+        }
+
+        /// Parses a whole document (the streaming machinery, fed once).
+        pub fn parse(input: &str, options: &Options) -> Document {
+            match $crate::fold::parse_whole::<$machine>(input, options) {
+                Ok(document) => document,
+                Err(never) => match never {},
+            }
+        }
+
+        /// Parses a whole document and also returns its events.
+        pub fn parse_events(input: &str, options: &Options) -> (Document, Vec<Event>) {
+            use $crate::fold::Fold;
+            let mut parser = $crate::reentry::Stream::new($machine::new(options));
+            let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
+            events.extend(parser.finish());
+            let mut folder = DocumentFolder::new(false);
+            events.iter().for_each(|e| folder.push(e));
+            (folder.into_document(), events)
+        }
+    };
+}
+
+pub mod deepseek;
+mod deltas;
+mod document;
+mod emitter;
+mod event;
+pub mod grammars;
+pub mod harmony;
+pub mod hermes;
+pub mod json_arguments;
+pub mod json_scan;
+pub mod mistral;
+mod options;
+mod probe;
+pub mod qwen3_coder;
+pub mod render_input;
+pub mod typing;
+
+pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};
+pub use document::{Document, DocumentFolder, Item};
+pub use emitter::Emitter;
+pub use event::Event;
+pub use options::{Options, Tool};
+pub use probe::MarkerProbe;
+pub use render_input::{CallSpec, ResultSpec};
+
+/// The names of the field families this build knows (each is also a dialect of
+/// the registry), for tools that treat them alike (`idiolect stream --deltas`).
+pub const FAMILIES: &[&str] = &[
+    "hermes",
+    "qwen3-coder",
+    "deepseek-v3",
+    "deepseek-v3.1",
+    "harmony",
+    "mistral",
+];
+
+/// Whether `dialect` is a field family.
+pub fn is_family(dialect: &str) -> bool {
+    FAMILIES.contains(&dialect)
+}

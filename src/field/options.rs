@@ -1,0 +1,42 @@
+//! The options every field family shares: where the output starts and the tools.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool the model may call. Its `parameters` schema types the raw values of
+/// XML-parameter families (see [`crate::field::typing`]); JSON families ignore it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    /// The tool's name, as the model writes it.
+    pub name: String,
+    /// What the tool does (used only when rendering tool definitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of the arguments: an object schema with `properties`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+}
+
+/// The options shared by every field family, as given in JSON.
+///
+/// A family whose spec needs more (a tokenizer version, accepted marker spellings)
+/// has its own options type with these two keys and its own; both keys keep these
+/// names and meanings in every family.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Whether the output starts inside reasoning: the chat template ended the
+    /// prompt with the reasoning opener, so the text is `…</think>answer`.
+    pub start_in_reasoning: bool,
+    /// The tools of the request, with their JSON Schemas.
+    pub tools: Vec<Tool>,
+}
+
+impl Options {
+    /// The tool called `name`, if the options list it.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,67 @@
+//! A marker candidate run on a family's grammar: the parsing machine started at a
+//! candidate byte with the entry rule of the family's mode, resumed as the
+//! candidate's bytes arrive.
+
+use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
+
+/// The parsing machine of one family grammar, probing one candidate at a time.
+#[derive(Clone, Debug)]
+pub struct MarkerProbe {
+    machine: ParsingMachine<'static>,
+    /// Where the active candidate starts (absolute), if one is active.
+    start: Option<usize>,
+}
+
+/// A rule of `program`, which is a grammar of the crate (its rules are tested).
+pub fn rule(program: &Program, name: &str) -> RuleId {
+    program
+        .rule(name)
+        .unwrap_or_else(|| panic!("rule {name} of a crate grammar (tested)"))
+}
+
+impl MarkerProbe {
+    /// A probe for `program` that records the captures of `captured` only.
+    pub fn new(program: &'static Program, captured: &[RuleId]) -> Self {
+        let mut machine = ParsingMachine::new(program);
+        machine.capture_only(captured);
+        MarkerProbe {
+            machine,
+            start: None,
+        }
+    }
+
+    /// Where the active candidate starts.
+    pub fn active(&self) -> Option<usize> {
+        self.start
+    }
+
+    /// Starts `rule` on a candidate at absolute offset `start`.
+    pub fn start(&mut self, rule: RuleId, start: usize) {
+        self.machine.start(rule);
+        self.start = Some(start);
+    }
+
+    /// Runs the candidate over `unit`, its bytes so far (from its start); at `eof`
+    /// they are all there will be. A decided outcome ends the candidate.
+    pub fn run(&mut self, unit: &[u8], eof: bool) -> Outcome {
+        let outcome = if eof {
+            self.machine.finish(unit)
+        } else {
+            self.machine.resume(unit)
+        };
+        if outcome != Outcome::NeedMore {
+            self.start = None;
+        }
+        outcome
+    }
+
+    /// The first closed capture of `rule` in the last match, relative to the
+    /// candidate's start.
+    pub fn capture(&self, rule: RuleId) -> Option<Capture> {
+        self.machine
+            .captures()
+            .iter()
+            .find(|c| c.rule == rule && c.is_closed())
+            .copied()
+    }
+}

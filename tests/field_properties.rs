@@ -1,0 +1,381 @@
+//! Properties of the field families beyond the corpus runner's checks:
+//! - the delta projection (FD-8): for every case of every field family and every
+//!   chunking of the runner's schedule, the concatenated deltas give the folded
+//!   document's text, reasoning and calls, live and whole-calls;
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17): parsing a rendered turn
+//!   gives the turn back.
+
+use std::collections::BTreeMap;
+
+use idiolect::conformance::{self, Case};
+use idiolect::field::{
+    self, deepseek, harmony, hermes, mistral, qwen3_coder, Delta, DeltaMode, DeltaProjection,
+    Document, Event, Item, Options,
+};
+use idiolect::Fold;
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+fn cases(dialect: &str) -> Vec<Case> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
+    conformance::load(&root, Some(dialect))
+        .expect("the corpus loads")
+        .into_iter()
+        .map(|c| c.expect("every case loads"))
+        .collect()
+}
+
+fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
+    fn run<M: idiolect::Machine<Event = Event>>(
+        mut p: idiolect::Stream<M>,
+        chunks: &[&[u8]],
+    ) -> Vec<Event> {
+        let mut out = Vec::new();
+        chunks.iter().for_each(|c| out.extend(p.feed(c)));
+        out.extend(p.finish());
+        out
+    }
+    let options = if options.is_null() {
+        json!({})
+    } else {
+        options.clone()
+    };
+    let shared = || serde_json::from_value::<Options>(options.clone()).expect("case options");
+    match dialect {
+        "hermes" => run(
+            hermes::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "qwen3-coder" => run(
+            qwen3_coder::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "deepseek-v3" => run(
+            deepseek::Parser::with_options(deepseek::Variant::V3, &shared()),
+            chunks,
+        ),
+        "deepseek-v3.1" => run(
+            deepseek::Parser::with_options(deepseek::Variant::V31, &shared()),
+            chunks,
+        ),
+        "harmony" => run(
+            harmony::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "mistral" => {
+            let options: mistral::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                mistral::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
+        other => panic!("no typed parser for {other}"),
+    }
+}
+
+/// What concatenating deltas gives: content, reasoning, and per call index its
+/// id, name and arguments.
+#[derive(Debug, Default, PartialEq)]
+struct Concatenated {
+    content: String,
+    reasoning: String,
+    calls: BTreeMap<usize, (Option<String>, String, String)>,
+}
+
+fn concatenate(deltas: &[Delta]) -> Result<Concatenated, String> {
+    let mut got = Concatenated::default();
+    for delta in deltas {
+        let parts = [
+            delta.content.is_some(),
+            delta.reasoning.is_some(),
+            delta.tool_calls.is_some(),
+        ];
+        if parts.iter().filter(|p| **p).count() != 1 {
+            return Err(format!("a delta carries not exactly one part: {delta:?}"));
+        }
+        got.content.push_str(delta.content.as_deref().unwrap_or(""));
+        got.reasoning
+            .push_str(delta.reasoning.as_deref().unwrap_or(""));
+        for call in delta.tool_calls.iter().flatten() {
+            let known = got.calls.contains_key(&call.index);
+            match (&call.function.name, known) {
+                (Some(name), false) => {
+                    let id = call.id.clone().ok_or("first call delta without id")?;
+                    got.calls
+                        .insert(call.index, (id, name.clone(), String::new()));
+                }
+                (Some(_), true) => return Err(format!("name sent twice for call {}", call.index)),
+                (None, false) => {
+                    return Err(format!("arguments before the name of call {}", call.index))
+                }
+                (None, true) => {}
+            }
+            if let Some(fragment) = &call.function.arguments {
+                if let Some(entry) = got.calls.get_mut(&call.index) {
+                    entry.2.push_str(fragment);
+                }
+            }
+        }
+    }
+    Ok(got)
+}
+
+fn expected(doc: &Document, whole_calls: bool) -> Concatenated {
+    let mut want = Concatenated::default();
+    for item in &doc.items {
+        match item {
+            Item::Text { text, .. } => want.content.push_str(text),
+            Item::Reasoning { text, .. } => want.reasoning.push_str(text),
+            Item::ToolCall {
+                index,
+                id,
+                name,
+                arguments,
+                complete,
+                ..
+            } if *complete || !whole_calls => {
+                want.calls
+                    .insert(*index, (id.clone(), name.clone(), arguments.clone()));
+            }
+            _ => {}
+        }
+    }
+    want
+}
+
+#[test]
+fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
+    let mut checked = 0;
+    for dialect in field::FAMILIES {
+        let all = cases(dialect);
+        assert!(all.len() >= 40, "{dialect} has {} cases", all.len());
+        for case in all {
+            for (label, chunks) in conformance::schedule(&case.input, &case.name) {
+                let events = events(dialect, &case.options, &chunks);
+                let mut folder = field::DocumentFolder::new(false);
+                events.iter().for_each(|e| folder.push(e));
+                let doc = folder.document().clone();
+                for mode in [DeltaMode::Live, DeltaMode::WholeCalls] {
+                    let deltas = DeltaProjection::project(mode, &events);
+                    let got = concatenate(&deltas)
+                        .unwrap_or_else(|e| panic!("{} {label} {mode:?}: {e}", case.id()));
+                    let want = expected(&doc, mode == DeltaMode::WholeCalls);
+                    assert_eq!(got, want, "{} {label} {mode:?}", case.id());
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} runs");
+}
+
+#[test]
+fn whole_calls_mode_shows_nothing_of_an_incomplete_call() {
+    let text = "Before.\n<tool_call>\n{\"name\": \"write\", \"arguments\": {\"text\": \"hel";
+    let (_, events) = hermes::parse_events(text, &Options::default());
+    let deltas = DeltaProjection::project(DeltaMode::WholeCalls, &events);
+    assert_eq!(deltas.len(), 1, "{deltas:?}");
+    assert_eq!(deltas[0].content.as_deref(), Some("Before.\n"));
+    let live = DeltaProjection::project(DeltaMode::Live, &events);
+    assert!(live.iter().any(|d| d.tool_calls.is_some()));
+}
+
+#[test]
+fn the_issue_example_streams_content_then_name_then_arguments() {
+    let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    for size in [1, 4, 64, text.len()] {
+        let chunks: Vec<&[u8]> = text.as_bytes().chunks(size).collect();
+        let deltas =
+            DeltaProjection::project(DeltaMode::Live, &events("hermes", &Value::Null, &chunks));
+        let first_call = deltas
+            .iter()
+            .position(|d| d.tool_calls.is_some())
+            .expect("a call");
+        let content: String = deltas[..first_call]
+            .iter()
+            .filter_map(|d| d.content.clone())
+            .collect();
+        assert_eq!(content, "Let me check.\n");
+        let call = &deltas[first_call].tool_calls.as_ref().expect("call")[0];
+        assert_eq!(call.function.name.as_deref(), Some("get_weather"));
+        assert_eq!(call.kind.as_deref(), Some("function"));
+        let arguments: String = deltas[first_call + 1..]
+            .iter()
+            .flat_map(|d| d.tool_calls.iter().flatten())
+            .filter_map(|c| c.function.arguments.clone())
+            .collect();
+        assert_eq!(arguments, "{\"city\": \"Paris\"}");
+    }
+}
+
+/// Prose without markers (no `<`).
+fn prose() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9 .,!?\\n\"{}é🦀]{1,20}"
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        "[a-z \\n\"\\\\é]{0,12}".prop_map(Value::String),
+        any::<i64>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+    ]
+}
+
+fn arguments() -> impl Strategy<Value = Map<String, Value>> {
+    prop::collection::vec(("[a-z_]{1,8}", value()), 0..4)
+        .prop_map(|pairs| pairs.into_iter().collect())
+}
+
+#[derive(Clone, Debug)]
+enum Piece {
+    Text(String),
+    Reasoning(String),
+    Call(String, Map<String, Value>),
+}
+
+fn turn() -> impl Strategy<Value = Vec<Piece>> {
+    let piece = prop_oneof![
+        prose().prop_map(Piece::Text),
+        prose().prop_map(Piece::Reasoning),
+        ("[a-z_]{1,10}", arguments()).prop_map(|(n, a)| Piece::Call(n, a)),
+    ];
+    prop::collection::vec(piece, 0..6)
+}
+
+/// The document of a turn, merging adjacent text as the fold does.
+fn document(pieces: &[Piece]) -> Document {
+    let mut items: Vec<Item> = Vec::new();
+    let mut index = 0;
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => {
+                if let Some(Item::Text { text, .. }) = items.last_mut() {
+                    text.push_str(t);
+                } else {
+                    items.push(serde_json::from_value(json!({"type": "text", "text": t})).unwrap());
+                }
+            }
+            Piece::Reasoning(t) => items.push(
+                serde_json::from_value(json!({"type": "reasoning", "text": t, "closed": true}))
+                    .unwrap(),
+            ),
+            Piece::Call(name, args) => {
+                let arguments = Value::Object(args.clone()).to_string();
+                items.push(
+                    serde_json::from_value(json!({
+                        "type": "tool_call", "index": index, "id": null, "name": name,
+                        "arguments": arguments, "input": Value::Object(args.clone()), "complete": true
+                    }))
+                    .unwrap(),
+                );
+                index += 1;
+            }
+        }
+    }
+    Document { items }
+}
+
+/// Tools declaring the type of every non-string argument, so qwen3-coder types
+/// them back (FD-6).
+fn tools(pieces: &[Piece]) -> Options {
+    let mut by_name: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    for piece in pieces {
+        if let Piece::Call(name, args) = piece {
+            let props = by_name.entry(name.clone()).or_default();
+            for (k, v) in args {
+                let ty = match v {
+                    Value::String(_) => "string",
+                    Value::Bool(_) => "boolean",
+                    _ => "integer",
+                };
+                props.insert(k.clone(), json!({"type": ty}));
+            }
+        }
+    }
+    let tools: Vec<Value> = by_name
+        .into_iter()
+        .map(|(name, props)| json!({"name": name, "parameters": {"type": "object", "properties": props}}))
+        .collect();
+    serde_json::from_value(json!({ "tools": tools })).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn hermes_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = hermes::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(hermes::parse(&text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn deepseek_v3_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = deepseek::render_turn(deepseek::Variant::V3, &doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(deepseek::parse(deepseek::Variant::V3, &text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn deepseek_v31_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = deepseek::render_turn(deepseek::Variant::V31, &doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(deepseek::parse(deepseek::Variant::V31, &text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn harmony_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = harmony::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(harmony::parse(&text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn mistral_parses_a_rendered_turn_back_in_every_version(pieces in turn(), ids in any::<bool>()) {
+        // Call ids as mistral writes them (nine alphanumerics), or none.
+        let mut doc = document(&pieces);
+        if ids {
+            for item in &mut doc.items {
+                if let Item::ToolCall { index, id, .. } = item {
+                    *id = Some(format!("call{index:05}"));
+                }
+            }
+        }
+        for version in ["v3", "v7", "v11", "v13", "auto"] {
+            let options: mistral::Options =
+                serde_json::from_value(json!({"tokenizer_version": version})).unwrap();
+            let text = mistral::render_turn(options.tokenizer_version, &doc).map_err(TestCaseError::fail)?;
+            let mut want = doc.clone();
+            if version == "v13" {
+                // v13 writes no call ids (MI-9).
+                for item in &mut want.items {
+                    if let Item::ToolCall { id, .. } = item {
+                        *id = None;
+                    }
+                }
+            }
+            prop_assert_eq!(mistral::parse(&text, &options), want, "{} {:?}", version, text);
+        }
+    }
+
+    #[test]
+    fn qwen3_coder_parses_a_rendered_turn_back(pieces in turn()) {
+        // The same key twice in one tool's calls with different types cannot be
+        // declared; keep the first type (the generator rarely repeats names).
+        let doc = document(&pieces);
+        let options = tools(&pieces);
+        let consistent = pieces.iter().all(|p| match p {
+            Piece::Call(name, args) => args.iter().all(|(k, v)| {
+                let declared = options.tool(name).and_then(|t| t.parameters.as_ref())
+                    .and_then(|s| s["properties"][k]["type"].as_str().map(str::to_string));
+                let ty = match v { Value::String(_) => "string", Value::Bool(_) => "boolean", _ => "integer" };
+                declared.as_deref() == Some(ty)
+            }),
+            _ => true,
+        });
+        prop_assume!(consistent);
+        let text = qwen3_coder::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(qwen3_coder::parse(&text, &options), doc, "{:?}", text);
+    }
+}
