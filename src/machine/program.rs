@@ -58,6 +58,10 @@ pub(crate) enum Inst {
     Fail,
     /// Calls the subroutine at the address.
     Call(Addr),
+    /// Calls the subroutine of a rule with a nesting bound, as `Call` does, unless
+    /// `bounds[slot]` calls of that rule are pending already: then it fails (a
+    /// mismatch, so the machine backtracks).
+    CallBounded { to: Addr, slot: u16 },
     /// Returns from a subroutine.
     Return,
     /// Opens a capture of the rule.
@@ -81,6 +85,8 @@ pub struct Program {
     pub(crate) names: Vec<String>,
     /// Per rule: the address of its entry stub.
     pub(crate) entries: Vec<Addr>,
+    /// Per nesting slot: how many calls of its rule may be pending at once.
+    pub(crate) bounds: Vec<u32>,
 }
 
 impl Program {
