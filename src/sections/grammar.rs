@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 
 use pest_derive::Parser;
 
-use crate::machine::{compile_capturing, Program};
+use crate::machine::{compile_bounded, Program};
+
+use super::MAX_BRACE_DEPTH;
 
 /// pest's parser of grammar/sections.pest with grammar/common.pest: the oracle the
 /// parsing machine running the same grammar is tested against. Nothing calls it at run
@@ -39,12 +41,17 @@ pub const CAPTURED: [&str; 7] = [
 ];
 
 /// grammar/sections.pest with grammar/common.pest compiled for the parsing machine,
-/// once. The grammar is part of the crate and a test compiles it, so the `expect`
+/// once, with `brace_value` nesting at most [`MAX_BRACE_DEPTH`] levels (SEC-6). The
+/// grammar is part of the crate and a test compiles it, so the `expect`
 /// cannot fire on a build whose tests pass.
 pub fn program() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        compile_capturing(TEXT, &CAPTURED)
-            .expect("grammar/sections.pest with common.pest compiles (tested)")
+        compile_bounded(
+            TEXT,
+            Some(&CAPTURED),
+            &[("brace_value", MAX_BRACE_DEPTH as u32)],
+        )
+        .expect("grammar/sections.pest with common.pest compiles (tested)")
     })
 }

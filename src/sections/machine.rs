@@ -16,8 +16,8 @@ use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
 use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
 
-/// Deepest `{` nesting an attribute value may have (SEC-6): grammar/common.pest
-/// spells out this many levels of `brace_value` (a test holds the two together).
+/// Deepest `{` nesting an attribute value may have (SEC-6): the nesting bound the
+/// sections program is compiled with on the recursive rule `brace_value`.
 pub const MAX_BRACE_DEPTH: usize = 64;
 
 /// An event of the sections dialect. Serialized with a `"type"` in snake_case.
