@@ -645,4 +645,3 @@ fn every_grammar_of_the_crate_compiles() {
         .rule("member_name")
         .is_some());
 }
-
