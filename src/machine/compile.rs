@@ -265,23 +265,35 @@ pub(crate) fn compile_full(
         c.current = i;
         c.check(&rule.expr)?;
     }
-    // Entry stubs: as `Parser::parse` calls a rule, non-atomic and producing pairs.
+    // Entries: as `Parser::parse` calls a rule, non-atomic and producing pairs. A
+    // run starts in the rule's subroutine itself, whose `Return` on an empty stack
+    // ends the run matched; a rule with a nesting bound gets a stub that calls it
+    // (the entry's match counts against the bound), as does `EOI`.
     let top = Ctx {
         atomicity: Atomicity::NonAtomic,
         capture: true,
     };
-    let mut entries = Vec::with_capacity(c.names.len());
-    for i in 0..rules.len() {
-        entries.push(c.code.len() as Addr);
-        c.call(i, top);
-        c.code.push(Inst::End);
+    let mut entries = vec![0; c.names.len()];
+    for (i, entry) in entries.iter_mut().enumerate().take(rules.len()) {
+        if c.slots[i].is_some() {
+            *entry = c.code.len() as Addr;
+            c.call(i, top);
+            c.code.push(Inst::End);
+        } else if !c.pending.contains(&(i, top)) {
+            c.pending.push((i, top));
+        }
     }
-    entries.push(c.code.len() as Addr);
+    entries[rules.len()] = c.code.len() as Addr;
     c.eoi_in(top);
     c.code.push(Inst::End);
     while let Some((rule, ctx)) = c.pending.pop() {
         c.current = rule;
         c.emit_variant(rule, ctx)?;
+    }
+    for (i, entry) in entries.iter_mut().enumerate().take(rules.len()) {
+        if c.slots[i].is_none() {
+            *entry = c.variants[&(i, top)];
+        }
     }
     for (at, key) in std::mem::take(&mut c.patches) {
         let to = c.variants[&key];

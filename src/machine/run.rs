@@ -89,6 +89,9 @@ pub struct ParsingMachine<'p> {
     captures: Vec<Capture>,
     /// Bit per rule: whether its captures are recorded.
     wanted: Vec<u64>,
+    /// Whether every rule's captures are recorded (no [`Self::capture_only`]), so
+    /// the bits need no test.
+    all_wanted: bool,
     /// Per nesting slot: how many bounded calls of it are pending.
     nesting: Vec<u32>,
     depth: usize,
@@ -107,6 +110,7 @@ impl<'p> ParsingMachine<'p> {
             stack: Vec::new(),
             captures: Vec::new(),
             wanted: vec![u64::MAX; words],
+            all_wanted: true,
             nesting: vec![0; program.bounds.len()],
             depth: DEFAULT_DEPTH,
             done: Some(Outcome::Rejected { furthest: 0 }),
@@ -115,6 +119,7 @@ impl<'p> ParsingMachine<'p> {
 
     /// Records the captures of these rules only.
     pub fn capture_only(&mut self, rules: &[RuleId]) {
+        self.all_wanted = false;
         self.wanted.iter_mut().for_each(|w| *w = 0);
         for r in rules {
             self.wanted[r.index() / 64] |= 1 << (r.index() % 64);
@@ -138,7 +143,9 @@ impl<'p> ParsingMachine<'p> {
         self.furthest = 0;
         self.stack.clear();
         self.captures.clear();
-        self.nesting.iter_mut().for_each(|n| *n = 0);
+        if !self.nesting.is_empty() {
+            self.nesting.fill(0);
+        }
         self.done = None;
     }
 
@@ -163,7 +170,7 @@ impl<'p> ParsingMachine<'p> {
 
     #[inline(always)]
     fn wants(&self, rule: RuleId) -> bool {
-        (self.wanted[rule.index() / 64] >> (rule.index() % 64)) & 1 == 1
+        self.all_wanted || (self.wanted[rule.index() / 64] >> (rule.index() % 64)) & 1 == 1
     }
 
     fn run(&mut self, input: &[u8], eof: bool) -> Outcome {
@@ -387,6 +394,13 @@ impl<'p> ParsingMachine<'p> {
                             self.nesting[slot as usize] -= 1;
                         }
                         ip = ret as usize;
+                    }
+                    // The entry rule's own subroutine returned: the run matched.
+                    None => {
+                        self.furthest = self.furthest.max(pos);
+                        let outcome = Outcome::Matched { end: pos };
+                        self.done = Some(outcome);
+                        return outcome;
                     }
                     // The compiler pairs every return with its call.
                     _ => fail!(),
