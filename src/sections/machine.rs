@@ -79,12 +79,10 @@ impl Event {
 /// The rules of grammar/sections.pest (with grammar/common.pest) the state machine
 /// runs and reads.
 struct TagRules {
-    /// Outside a section: `<` and a tag name, then the rest of an opener.
-    opener_name: RuleId,
-    opener_rest: RuleId,
-    /// Inside a section: `</` and a tag name, then the rest of a closer.
-    closer_name: RuleId,
-    closer_rest: RuleId,
+    /// Outside a section: an opener.
+    opener_tag: RuleId,
+    /// Inside a section: a closer.
+    closer_tag: RuleId,
     /// Captured rules the state machine tells apart (the grammar captures only
     /// [`grammar::CAPTURED`]: the tag name first, then keys, values and the slash).
     key: RuleId,
@@ -99,10 +97,8 @@ impl TagRules {
             // The rules are in the grammar files of the crate (tested).
             let rule = |name: &str| program.rule(name).expect("rule of grammar/sections.pest");
             TagRules {
-                opener_name: rule("opener_name"),
-                opener_rest: rule("opener_rest"),
-                closer_name: rule("closer_name"),
-                closer_rest: rule("closer_rest"),
+                opener_tag: rule("opener_tag"),
+                closer_tag: rule("closer_tag"),
                 key: rule("attr_key"),
                 self_close: rule("self_close"),
             }
@@ -115,12 +111,12 @@ impl TagRules {
 enum Candidate {
     /// No candidate is being read.
     Idle,
-    /// The `_name` rule of the mode is running: the name read so far is checked
-    /// against the registry up to `checked` (SEC-16).
+    /// The tag rule of the mode is running and the tag name has not ended: the
+    /// name read so far is checked against the registry up to `checked` (SEC-16).
     Name { name: NameMatch, checked: usize },
-    /// The name is `start..end` and spells `section`; the `_rest` rule of the mode
-    /// runs on the bytes from `end`.
-    Rest {
+    /// The tag name is `start..end` and spells `section`; the rest of the tag is
+    /// being read.
+    Named {
         section: usize,
         start: usize,
         end: usize,
@@ -173,83 +169,64 @@ impl SectionMachine {
     /// Reads the candidate on `bytes` (at most `max_tag_bytes` of the unit; `bounded`
     /// when the bound cut them, `finish` when the input ends with them).
     fn read_candidate(&mut self, bytes: &[u8], finish: bool, bounded: bool) -> Verdict {
-        let rules = TagRules::get();
-        // A closer names the open section; an opener any registered one (SEC-10).
-        let only = self.open;
+        let outcome = self.run(bytes, finish);
+        if let Outcome::Rejected { .. } | Outcome::TooDeep { .. } = outcome {
+            return Verdict::Rejected;
+        }
         if let Candidate::Name { mut name, checked } = self.candidate {
-            let outcome = self.run(bytes, finish);
-            if let Outcome::Rejected { .. } | Outcome::TooDeep { .. } = outcome {
-                return Verdict::Rejected;
-            }
-            // The name read so far is the `tag_name` capture, open while its bytes
-            // arrive: each of its bytes is checked against the registry once, so a
-            // name that no spelling starts with is rejected on the byte that rules it
-            // out (SEC-16).
+            // A closer names the open section; an opener any registered one (SEC-10).
+            let only = self.open;
+            // The name read so far is the `tag_name` capture, the first of the tag
+            // and open while its bytes arrive: each of its bytes is checked against
+            // the registry once, so a name that no spelling starts with is rejected
+            // on the byte that rules it out (SEC-16).
             let Some(&cap) = self.tags.captures().first() else {
                 return match outcome {
                     Outcome::NeedMore if !bounded => Verdict::NeedMore,
                     _ => Verdict::Rejected,
                 };
             };
-            let (start, end) = (
-                cap.start,
-                if cap.is_closed() {
-                    cap.end
-                } else {
-                    bytes.len()
-                },
-            );
-            let from = checked.max(start);
+            let end = if cap.is_closed() {
+                cap.end
+            } else {
+                bytes.len()
+            };
+            let from = checked.max(cap.start);
             let unseen = bytes.get(from..end).unwrap_or_default();
             let checked = match self.registry.scan_name(&mut name, unseen, only) {
                 Some(n) => from + n,
                 None => return Verdict::Rejected,
             };
-            match outcome {
-                Outcome::Matched { end: name_end } => {
-                    let Some(section) = self.registry.matched(&name, only) else {
-                        return Verdict::Rejected;
-                    };
-                    self.candidate = Candidate::Rest {
+            self.candidate = if cap.is_closed() {
+                match self.registry.matched(&name, only) {
+                    Some(section) => Candidate::Named {
                         section,
-                        start,
-                        end: name_end,
-                    };
-                    let rest = if only.is_some() {
-                        rules.closer_rest
-                    } else {
-                        rules.opener_rest
-                    };
-                    self.tags.start(rest);
+                        start: cap.start,
+                        end: cap.end,
+                    },
+                    None => return Verdict::Rejected,
                 }
-                _ if bounded => return Verdict::Rejected,
-                _ => {
-                    self.candidate = Candidate::Name { name, checked };
-                    return Verdict::NeedMore;
-                }
-            }
+            } else {
+                Candidate::Name { name, checked }
+            };
         }
-        let Candidate::Rest { end, .. } = self.candidate else {
-            return Verdict::Rejected;
-        };
-        match self.run(&bytes[end..], finish) {
-            Outcome::Matched { end: rest } => Verdict::Complete(end + rest),
-            Outcome::NeedMore if !bounded => Verdict::NeedMore,
+        match (outcome, self.candidate) {
+            (Outcome::Matched { end }, Candidate::Named { .. }) => Verdict::Complete(end),
+            (Outcome::NeedMore, _) if !bounded => Verdict::NeedMore,
             _ => Verdict::Rejected,
         }
     }
 }
 
 /// The attributes and the self-closing slash of a complete opener, read from the
-/// captures of `opener_rest` over `rest` (the opener after its name), built in
-/// `scratch` (SEC-5).
+/// captures of `opener_tag` over `tag`, built in `scratch` (SEC-5).
 fn read_opener(
     captures: &[Capture],
-    rest: &str,
+    tag: &str,
     scratch: &mut Vec<(CompactString, CompactString)>,
 ) -> (Attrs, bool) {
     let rules = TagRules::get();
-    let text = |c: &Capture| rest.get(c.start..c.end).unwrap_or_default();
+    let text = |c: &Capture| tag.get(c.start..c.end).unwrap_or_default();
     let mut i = 0;
     // A key's value, if it has one, is the capture right after it.
     let pairs = std::iter::from_fn(|| {
@@ -305,8 +282,8 @@ impl TagScanner for SectionMachine {
     fn probe_start(&mut self) {
         let rules = TagRules::get();
         self.tags.start(match self.open {
-            None => rules.opener_name,
-            Some(_) => rules.closer_name,
+            None => rules.opener_tag,
+            Some(_) => rules.closer_tag,
         });
         self.candidate = Candidate::Name {
             name: NameMatch::default(),
@@ -320,7 +297,7 @@ impl TagScanner for SectionMachine {
 
     fn probe_take(&mut self, tag: &str, start: usize, out: &mut Vec<Event>) -> bool {
         let candidate = std::mem::replace(&mut self.candidate, Candidate::Idle);
-        let Candidate::Rest {
+        let Candidate::Named {
             section,
             start: name_start,
             end: name_end,
@@ -341,8 +318,7 @@ impl TagScanner for SectionMachine {
             return true;
         }
         let spelling = CompactString::from(&tag[name_start..name_end]);
-        let (attrs, self_closing) =
-            read_opener(self.tags.captures(), &tag[name_end..], &mut self.scratch);
+        let (attrs, self_closing) = read_opener(self.tags.captures(), tag, &mut self.scratch);
         out.push(Event::SectionStart {
             name: name.clone(),
             tag: spelling,
