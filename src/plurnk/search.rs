@@ -94,12 +94,15 @@ impl Search {
     pub fn step(&mut self, text: &[u8], base: usize, last: bool) -> Found {
         loop {
             if self.active {
-                let from = self.scanned.max(base) - base;
-                if from < text.len() {
-                    self.buf.extend_from_slice(&text[from..]);
-                }
-                self.scanned = self.scanned.max(base + text.len());
-                let outcome = if last {
+                // Copy no more than the longest candidate worth keeping, and one byte
+                // (a candidate is decided within it): the text may be the whole rest
+                // of the input.
+                let from = (self.scanned.max(base) - base).min(text.len());
+                let take = (text.len() - from).min((self.cap + 1).saturating_sub(self.buf.len()));
+                self.buf.extend_from_slice(&text[from..from + take]);
+                self.scanned = base + from + take;
+                let complete = from + take == text.len();
+                let outcome = if last && complete {
                     self.machine.finish(&self.buf)
                 } else {
                     self.machine.resume(&self.buf)
