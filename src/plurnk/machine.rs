@@ -1,13 +1,24 @@
 //! The plurnk state machine: text streams out as it is decided; a statement is held whole
 //! and emitted as one event at its close tag; a broken statement becomes an error at once
 //! and the rest of it is skipped as it arrives.
+//!
+//! The markup is recognized by grammar/plurnk.pest on the parsing machine, one entry
+//! rule per mode (as lexer modes): `opener` at a `<` of text, `header_step` from the
+//! opener and after each slot, `close_tag` at each `:` of the body, `lookahead` at each
+//! `:` and `<` after a stray character (PL-5a) or while a broken statement is skipped.
+//! The state machine keeps the semantics: commitment (PL-5), duplicate slots (PL-14,
+//! PL-15), whether a close tag is the statement's own (PL-7), the statement bound
+//! (PL-20), errors and recovery (PL-18, PL-19), typing.
 
 use serde::Serialize;
 
+use super::grammar;
 use super::model::{ParseError, Position, Source, Statement};
 use super::options::Options;
-use super::probe::{CloseMatcher, CloseStep, OpenerMatcher, Place, ProbeVerdict, StatementProbe};
-use super::typing;
+use super::reading::{Open, Place, Reading, Verdict};
+use super::search::{Found, Search};
+use super::typing::{self, Pieces};
+use crate::machine::ParsingMachine;
 use crate::reentry::Machine;
 use crate::span::Span;
 
@@ -68,32 +79,31 @@ impl Event {
     }
 }
 
-/// The rest of a broken statement, skipped up to its close tag or the next opener.
-#[derive(Clone, Debug)]
-struct Skip {
-    close: CloseMatcher,
-    /// Present when the next opener also ends the statement (PL-18 (b)).
-    opener: Option<OpenerMatcher>,
-    /// Bytes of the unit already fed to the matchers.
-    scanned: usize,
-    from: Position,
-    open_tag: String,
-}
-
 #[derive(Clone, Debug)]
 enum Mode {
     Text,
-    Probe(StatementProbe),
-    Skip(Skip),
+    Statement(Reading),
+    /// The rest of a broken statement, skipped up to its close tag (or, with
+    /// `openers`, the next opener) by [`PlurnkMachine::search`].
+    Skip {
+        openers: bool,
+        from: Position,
+        open_tag: String,
+    },
 }
 
 /// The plurnk state machine (driven by [`crate::reentry::Stream`]).
 #[derive(Clone, Debug)]
 pub struct PlurnkMachine {
-    max: usize,
+    pub(super) max: usize,
     mode: Mode,
     /// Position of the first undecided byte.
     pos: Position,
+    /// Runs `opener` and `header_step` on the statement at the start of the unit.
+    pub(super) probe: ParsingMachine<'static>,
+    /// Close tags and next openers in a body, a lookahead or a skipped statement.
+    pub(super) search: Search,
+    pieces: Pieces,
 }
 
 /// The largest char boundary of `s` at or before `i`.
@@ -108,12 +118,16 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
 impl PlurnkMachine {
     /// A machine for these (already checked) options.
     pub fn new(options: &Options) -> Self {
+        let program = grammar::program();
         PlurnkMachine {
             max: options
                 .max_statement_bytes
                 .min(crate::reentry::MAX_SIZE_OPTION),
             mode: Mode::Text,
             pos: Position::default(),
+            probe: ParsingMachine::new(program),
+            search: Search::new(ParsingMachine::new(program)),
+            pieces: Pieces::new(),
         }
     }
 
@@ -153,20 +167,17 @@ impl PlurnkMachine {
             span: Span::new(start, start + covered.len()),
         });
     }
+}
+
+impl PlurnkMachine {
+    // ---- acting on what was read -------------------------------------------------
 
     /// Emits a closed statement `unit[..end]` as a statement or its error.
-    fn closed(
-        &mut self,
-        probe: &StatementProbe,
-        unit: &str,
-        end: usize,
-        base: usize,
-        out: &mut Vec<Event>,
-    ) {
-        let tag_len = probe.open_tag(unit).len() + 1;
+    fn closed(&mut self, r: &Reading, unit: &str, end: usize, base: usize, out: &mut Vec<Event>) {
+        let tag_len = r.header.tag_end - 2 + 1;
         let statement = &unit[..end];
         let span = Span::new(base, base + end);
-        match typing::build(unit, probe, end - tag_len, self.pos) {
+        match typing::build(unit, &r.header, end - tag_len, self.pos, &mut self.pieces) {
             Ok(statement_item) => {
                 out.push(Event::Statement {
                     statement: Box::new(statement_item),
@@ -179,23 +190,32 @@ impl PlurnkMachine {
     }
 
     /// Applies PL-19 to a statement still open at end of input.
-    fn unclosed(&mut self, probe: &StatementProbe, unit: &str, base: usize, out: &mut Vec<Event>) {
-        let open_tag = probe.open_tag(unit).to_string();
+    fn unclosed(&mut self, r: &Reading, open: Open, unit: &str, base: usize, out: &mut Vec<Event>) {
+        let open_tag = &unit[2..r.header.tag_end];
         let from = self.pos;
         let end = from.after(unit);
-        let (expected, reason) = match probe.place() {
-            Place::Signal { .. } => ("']'".to_string(), format!("signal slot of `<<{open_tag}` is still open; add `]`")),
-            Place::Path { .. } => ("')'".to_string(), format!("path slot of `<<{open_tag}` is still open; add `)`")),
-            Place::Marker(_) | Place::Header { lt: true } => {
-                ("'>'".to_string(), format!("line marker of `<<{open_tag}` is still open; add `>`"))
-            }
-            Place::Body => (
+        let (expected, reason) = match open {
+            Open::Signal => (
+                "']'".to_string(),
+                format!("signal slot of `<<{open_tag}` is still open; add `]`"),
+            ),
+            Open::Path => (
+                "')'".to_string(),
+                format!("path slot of `<<{open_tag}` is still open; add `)`"),
+            ),
+            Open::Marker => (
+                "'>'".to_string(),
+                format!("line marker of `<<{open_tag}` is still open; add `>`"),
+            ),
+            Open::Body => (
                 "close tag".to_string(),
                 format!("body of `<<{open_tag}` is still open; add `:{open_tag}`"),
             ),
-            _ => (
+            Open::Header => (
                 "':' to open the body".to_string(),
-                format!("header of `<<{open_tag}` is still open; add `:` and the close tag `:{open_tag}`"),
+                format!(
+                    "header of `<<{open_tag}` is still open; add `:` and the close tag `:{open_tag}`"
+                ),
             ),
         };
         let error = ParseError::new(
@@ -204,8 +224,10 @@ impl PlurnkMachine {
             &format!("expected {expected}; got end of input"),
         );
         let mut covered = unit;
-        if probe.place() == Place::Body {
-            if let Ok(statement) = typing::build(unit, probe, unit.len(), from) {
+        if open == Open::Body {
+            if let Ok(statement) =
+                typing::build(unit, &r.header, unit.len(), from, &mut self.pieces)
+            {
                 out.push(Event::Statement {
                     statement: Box::new(statement),
                     span: Span::new(base, base + unit.len()),
@@ -215,64 +237,53 @@ impl PlurnkMachine {
             }
         }
         self.error(error, covered, base + unit.len() - covered.len(), out);
-        let at = base + unit.len();
         out.push(Event::UnparsedTail {
             from,
             reason,
-            span: Span::empty(at),
+            span: Span::empty(base + unit.len()),
         });
     }
 
-    /// Continues skipping `unit`; returns how many bytes it decided, and whether the
-    /// broken statement ended (so text resumes).
+    /// Continues skipping `unit` (at absolute `base`); returns how many bytes it
+    /// decided, and whether the broken statement ended (so text resumes).
     fn skip(&mut self, unit: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> (usize, bool) {
-        let Mode::Skip(skip) = &mut self.mode else {
+        let Mode::Skip {
+            openers,
+            from,
+            ref open_tag,
+        } = self.mode
+        else {
             return (0, true);
         };
+        let tag = open_tag.as_bytes();
         let bytes = unit.as_bytes();
-        let mut end = None;
-        while skip.scanned < bytes.len() {
-            let idle = skip.close.idle() && skip.opener.as_ref().is_none_or(|o| o.idle());
-            if idle {
-                let rest = &bytes[skip.scanned..];
-                let next = match skip.opener {
-                    Some(_) => memchr::memchr2(b':', b'<', rest),
-                    None => memchr::memchr(b':', rest),
-                };
-                match next {
-                    Some(k) => skip.scanned += k,
-                    None => {
-                        skip.scanned = bytes.len();
-                        break;
+        let end = loop {
+            match self.search.step(bytes, base, eof) {
+                Found::Match { start, end } => {
+                    let candidate = self.search.candidate();
+                    if candidate[0] == b'<' {
+                        // The next opener: text mode reads it again (PL-18 (b)).
+                        break Some(start);
                     }
+                    if end - start == tag.len() + 1 && candidate.get(1..=tag.len()) == Some(tag) {
+                        break Some(end);
+                    }
+                    self.search.skip_match(end);
                 }
+                Found::Pending => break None,
             }
-            let i = skip.scanned;
-            skip.scanned += 1;
-            if skip.close.step(bytes[i]) == CloseStep::Closed {
-                end = Some(i);
-                break;
-            }
-            if skip.opener.as_mut().is_some_and(|o| o.step(bytes[i])) {
-                end = Some(i - 5);
-                break;
-            }
-        }
-        if end.is_none() && eof && skip.close.awaiting_follower() {
-            end = Some(bytes.len());
-        }
+        };
         match end {
             Some(end) => {
+                let end = end - base;
                 self.mode = Mode::Text;
                 self.skipped(&unit[..end], base, out);
                 (end, true)
             }
             None if eof => {
                 let reason = format!(
-                    "close tag `:{0}` of the malformed statement `<<{0}` never came",
-                    skip.open_tag
+                    "close tag `:{open_tag}` of the malformed statement `<<{open_tag}` never came"
                 );
-                let from = skip.from;
                 self.mode = Mode::Text;
                 self.skipped(unit, base, out);
                 out.push(Event::UnparsedTail {
@@ -283,29 +294,18 @@ impl PlurnkMachine {
                 (unit.len(), true)
             }
             None => {
-                // A partial close tag is skipped either way; only a partial opener must
-                // stay, because text mode reads it again if it completes.
-                let held = skip.opener.as_ref().map_or(0, |o| o.partial());
-                let decided = floor_boundary(unit, skip.scanned.saturating_sub(held));
-                skip.scanned -= decided;
+                // A partial close tag is skipped (the search keeps a copy of it); only
+                // a partial opener must stay, because text mode reads it again if it
+                // completes.
+                let held = match self.search.active() {
+                    Some(start) if openers && self.search.candidate()[0] == b'<' => start,
+                    _ => base + unit.len(),
+                };
+                let decided = floor_boundary(unit, held - base);
                 self.skipped(&unit[..decided], base, out);
                 (decided, false)
             }
         }
-    }
-
-    /// Starts skipping after a broken statement whose error covers `unit[..split]`.
-    fn broken(
-        &mut self,
-        error: ParseError,
-        unit: &str,
-        split: usize,
-        skip: Skip,
-        base: usize,
-        out: &mut Vec<Event>,
-    ) {
-        self.error(error, &unit[..split], base, out);
-        self.mode = Mode::Skip(skip);
     }
 }
 
@@ -326,10 +326,11 @@ impl Machine for PlurnkMachine {
                     }
                     Some(k) => {
                         at += k;
-                        self.mode = Mode::Probe(StatementProbe::new());
+                        self.probe.start(grammar::rules().opener);
+                        self.mode = Mode::Statement(Reading::new());
                     }
                 },
-                Mode::Skip(_) => {
+                Mode::Skip { .. } => {
                     let (used, ended) = self.skip(&pending[at..], base + at, eof, out);
                     at += used;
                     run = at;
@@ -337,90 +338,77 @@ impl Machine for PlurnkMachine {
                         return at;
                     }
                 }
-                Mode::Probe(probe) => {
-                    let unit = &pending[at..];
-                    let mut verdict = probe.resume(unit, self.max);
-                    if verdict == ProbeVerdict::NeedMore && eof {
-                        probe.end_suffix(unit.len());
-                        verdict = match probe.place() {
-                            Place::Stray if probe.close_matcher(unit).awaiting_follower() => {
-                                probe.stray_error(unit)
-                            }
-                            Place::Lt
-                            | Place::Op
-                            | Place::Uncommitted { lt: true }
-                            | Place::Stray => ProbeVerdict::NotStatement,
-                            Place::Body if probe.close_matcher(unit).awaiting_follower() => {
-                                ProbeVerdict::Closed(unit.len())
-                            }
-                            _ => ProbeVerdict::NeedMore,
-                        };
-                    }
-                    let Mode::Probe(probe) = std::mem::replace(&mut self.mode, Mode::Text) else {
+                Mode::Statement(_) => {
+                    let Mode::Statement(mut r) = std::mem::replace(&mut self.mode, Mode::Text)
+                    else {
                         return at;
                     };
-                    if verdict == ProbeVerdict::NotStatement {
+                    let unit = &pending[at..];
+                    let verdict = self.read(&mut r, unit, base + at, eof);
+                    if verdict == Verdict::NotStatement {
                         at += 1;
                         continue;
                     }
                     self.text(&pending[run..at], base + run, out);
+                    let open_tag = || unit[2..r.header.tag_end].to_string();
                     match verdict {
-                        ProbeVerdict::NeedMore if eof => {
-                            self.unclosed(&probe, unit, base + at, out);
-                            return pending.len();
-                        }
-                        ProbeVerdict::NeedMore => {
-                            self.mode = Mode::Probe(probe);
+                        Verdict::NeedMore => {
+                            self.mode = Mode::Statement(r);
                             return at;
                         }
-                        ProbeVerdict::Closed(end) => {
-                            self.closed(&probe, unit, end, base + at, out);
+                        Verdict::Unclosed(open) => {
+                            self.unclosed(&r, open, unit, base + at, out);
+                            return pending.len();
+                        }
+                        Verdict::Closed(end) => {
+                            self.closed(&r, unit, end, base + at, out);
                             at += end;
                         }
-                        ProbeVerdict::HeaderError {
+                        Verdict::HeaderError {
                             at: offending,
                             report: (offset, source, text),
                         } => {
                             let error =
                                 ParseError::new(self.pos.after(&unit[..offset]), source, &text);
-                            let skip = Skip {
-                                close: CloseMatcher::new(probe.open_tag(unit).as_bytes()),
-                                opener: Some(OpenerMatcher::default()),
-                                scanned: 0,
-                                from: self.pos,
-                                open_tag: probe.open_tag(unit).to_string(),
+                            let from = self.pos;
+                            self.error(error, &unit[..offending], base + at, out);
+                            let rule = grammar::rules().lookahead;
+                            let tag = open_tag();
+                            self.search
+                                .reset(rule, true, tag.len(), base + at + offending);
+                            self.mode = Mode::Skip {
+                                openers: true,
+                                from,
+                                open_tag: tag,
                             };
-                            self.broken(error, unit, offending, skip, base + at, out);
                             at += offending;
                         }
-                        ProbeVerdict::Overflow => {
-                            let open_tag = probe.open_tag(unit).to_string();
+                        Verdict::Overflow => {
+                            let tag = open_tag();
                             let text = format!(
-                                "statement longer than {} bytes before its close tag ':{open_tag}'",
+                                "statement longer than {} bytes before its close tag ':{tag}'",
                                 self.max
                             );
                             let error = ParseError::new(self.pos, Source::Parser, &text);
+                            let from = self.pos;
                             let split = floor_boundary(unit, self.max);
-                            let in_body = probe.place() == Place::Body;
-                            let skip = Skip {
-                                close: if in_body {
-                                    probe.close_matcher(unit)
-                                } else {
-                                    CloseMatcher::new(open_tag.as_bytes())
-                                },
-                                opener: (!in_body).then(OpenerMatcher::default),
-                                scanned: if in_body {
-                                    probe.scanned().saturating_sub(split)
-                                } else {
-                                    0
-                                },
-                                from: self.pos,
-                                open_tag,
+                            self.error(error, &unit[..split], base + at, out);
+                            // In the body the search goes on (a close tag that began
+                            // inside the limit counts); in the header, the skip
+                            // searches from the limit as PL-18 does.
+                            let in_body = r.place == Place::Body;
+                            if !in_body {
+                                let rule = grammar::rules().lookahead;
+                                self.search.reset(rule, true, tag.len(), base + at + split);
+                            }
+                            self.mode = Mode::Skip {
+                                openers: !in_body,
+                                from,
+                                open_tag: tag,
                             };
-                            self.broken(error, unit, split, skip, base + at, out);
                             at += split;
                         }
-                        ProbeVerdict::NotStatement => {}
+                        Verdict::NotStatement => {}
                     }
                     run = at;
                 }

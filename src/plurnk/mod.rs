@@ -23,8 +23,8 @@ mod grammar;
 mod machine;
 mod model;
 mod options;
-mod probe;
-mod scan;
+mod reading;
+mod search;
 mod typing;
 
 pub use document::{Document, DocumentFolder, Item};

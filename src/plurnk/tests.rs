@@ -1,11 +1,12 @@
-//! Properties the conformance corpus cannot state case by case: the probe and the pest
-//! header rule agree, arbitrary bytes never panic and stay lossless, 1-byte streaming of a
-//! large statement stays linear, options are checked.
+//! Properties the conformance corpus cannot state case by case: the header the state
+//! machine reads step by step is pest's `header` rule, the pieces typing reads are pest's,
+//! arbitrary bytes never panic and stay lossless, 1-byte streaming of a large statement
+//! stays linear, options are checked.
 
 use pest::Parser as _;
 
-use super::probe::{Place, ProbeVerdict, StatementProbe};
-use super::scan;
+use super::reading::header_of;
+use super::typing::{Pieces, Slot};
 use super::*;
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
@@ -40,43 +41,6 @@ fn random_text(rng: &mut Rng, pieces: usize) -> String {
         s.push_str(rng.pick(PIECES));
     }
     s
-}
-
-#[test]
-fn probe_reaches_the_body_exactly_when_pest_accepts_the_header() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut bodies = 0;
-    for _ in 0..20_000 {
-        let unit = format!(
-            "<<{}{}",
-            rng.pick(&["EDIT", "SEND", "HIDE"]),
-            random_text(&mut rng, 6)
-        );
-        let mut probe = StatementProbe::new();
-        let verdict = probe.resume(&unit, usize::MAX);
-        let in_body = probe.place() == Place::Body || matches!(verdict, ProbeVerdict::Closed(_));
-        if in_body {
-            bodies += 1;
-            let header = &unit[..probe.body_start()];
-            assert!(
-                PlurnkGrammar::parse(Rule::header, header).is_ok(),
-                "probe reached the body of {unit:?} but pest refuses {header:?}"
-            );
-        } else if verdict != ProbeVerdict::NotStatement {
-            // No prefix that ends with `:` may parse as a header either.
-            for (i, _) in unit.match_indices(':') {
-                assert!(
-                    PlurnkGrammar::parse(Rule::header, &unit[..=i]).is_err(),
-                    "pest accepts the header {:?} the probe did not reach ({verdict:?})",
-                    &unit[..=i]
-                );
-            }
-        }
-    }
-    assert!(
-        bodies > 500,
-        "the generator reached a body only {bodies} times"
-    );
 }
 
 fn run(input: &[u8], chunk: usize, options: &Options) -> (Vec<Event>, Document) {
@@ -242,33 +206,28 @@ fn one_byte_chunks_of_many_stray_openers_stay_exact() {
     assert!(matches!(&document.items[1], Item::Error { .. }));
 }
 
-/// The `header` rule's pairs, read off as the slots the scanner yields.
-fn pest_header(header: &str) -> Option<(Op, &str, Vec<scan::Slot<'_>>)> {
+/// The `header` rule's pairs, read off as the state machine's slots.
+fn pest_header(header: &str) -> Option<(Op, &str, Vec<Slot>)> {
     let pair = PlurnkGrammar::parse(Rule::header, header).ok()?.next()?;
     let (mut op, mut suffix, mut slots) = (None, "", Vec::new());
-    fn inner(p: pest::iterators::Pair<'_, Rule>) -> (usize, &str) {
+    fn inner(p: pest::iterators::Pair<'_, Rule>) -> std::ops::Range<usize> {
         let at = p.as_span().start() + 1;
-        (at, p.into_inner().next().map_or("", |i| i.as_str()))
+        p.into_inner()
+            .next()
+            .map_or(at..at, |i| i.as_span().start()..i.as_span().end())
     }
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::op => op = Op::from_bytes(p.as_str().as_bytes()),
             Rule::suffix => suffix = p.as_str(),
-            Rule::signal => {
-                let (at, text) = inner(p);
-                slots.push(scan::Slot::Signal { at, text });
-            }
-            Rule::path => {
-                let (at, text) = inner(p);
-                slots.push(scan::Slot::Path { at, text });
-            }
+            Rule::signal => slots.push(Slot::Signal(inner(p))),
+            Rule::path => slots.push(Slot::Path(inner(p))),
             Rule::line_marker => {
-                let mut ints = p.into_inner().map(|i| (i.as_span().start(), i.as_str()));
+                let mut ints = p
+                    .into_inner()
+                    .map(|i| i.as_span().start()..i.as_span().end());
                 let first = ints.next()?;
-                slots.push(scan::Slot::Marker {
-                    first,
-                    last: ints.next(),
-                });
+                slots.push(Slot::Marker(first, ints.next()));
             }
             _ => {}
         }
@@ -286,7 +245,7 @@ const HEADER_PIECES: &[&str] = &[
 ];
 
 #[test]
-fn header_scanner_takes_headers_apart_as_pest_does() {
+fn headers_read_step_by_step_are_the_header_rule_of_pest() {
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
     let mut accepted = 0;
     for _ in 0..40_000 {
@@ -295,12 +254,22 @@ fn header_scanner_takes_headers_apart_as_pest_does() {
             unit.push_str(rng.pick(HEADER_PIECES));
         }
         unit.push(':');
-        for (i, _) in unit.match_indices(':') {
-            let header = &unit[..=i];
-            let scanned =
-                scan::Header::scan(header).map(|h| (h.op, h.suffix, h.slots().collect::<Vec<_>>()));
-            accepted += usize::from(scanned.is_some());
-            assert_eq!(scanned, pest_header(header), "on {header:?}");
+        match header_of(&unit) {
+            Some(header) => {
+                accepted += 1;
+                let text = &unit[..header.body_start];
+                let read = (header.op, &unit[6..header.tag_end], header.slots);
+                assert_eq!(Some(read), pest_header(text), "on {unit:?}");
+            }
+            None => {
+                for (i, _) in unit.match_indices(':') {
+                    assert!(
+                        pest_header(&unit[..=i]).is_none(),
+                        "pest accepts the header {:?} the state machine did not reach",
+                        &unit[..=i]
+                    );
+                }
+            }
         }
     }
     assert!(accepted > 2_000, "only {accepted} headers were accepted");
@@ -309,13 +278,14 @@ fn header_scanner_takes_headers_apart_as_pest_does() {
 #[test]
 fn signal_entries_and_url_prefixes_are_read_as_pest_reads_them() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    let pieces = &[
+    let mut pieces = Pieces::new();
+    let alphabet = &[
         ",", " ", "\t", "-", "1", "09", "a", "_", ".", "+", "é", "x-1", ":", "//", "://", "A9", "",
     ];
     for _ in 0..40_000 {
         let mut text = String::new();
         for _ in 0..rng.below(6) {
-            text.push_str(rng.pick(pieces));
+            text.push_str(rng.pick(alphabet));
         }
         let pest_tags: Vec<&str> = PlurnkGrammar::parse(Rule::tag_list, &text)
             .expect("every signal is a tag list")
@@ -323,21 +293,46 @@ fn signal_entries_and_url_prefixes_are_read_as_pest_reads_them() {
             .filter(|p| p.as_rule() == Rule::tag)
             .map(|p| p.as_str())
             .collect();
-        assert_eq!(scan::tags(&text).collect::<Vec<_>>(), pest_tags, "{text:?}");
+        assert_eq!(pieces.tags(&text), pest_tags, "{text:?}");
         assert_eq!(
-            scan::is_int_entry(&text),
+            pieces.is_int_entry(&text),
             pest_accepts(Rule::int_entry, &text),
             "{text:?}"
         );
         assert_eq!(
-            scan::is_runtime_entry(&text),
+            pieces.is_runtime_entry(&text),
             pest_accepts(Rule::runtime_entry, &text),
             "{text:?}"
         );
         assert_eq!(
-            scan::has_url_prefix(&text),
+            pieces.has_url_prefix(&text),
             pest_accepts(Rule::url_prefix, &text),
             "{text:?}"
         );
+    }
+}
+
+#[test]
+fn regex_bodies_are_split_as_pest_splits_them() {
+    let mut rng = Rng(0x51_7CC1_B727_220A);
+    let mut pieces = Pieces::new();
+    let alphabet = &[
+        "/", "\\", "[", "]", "a", "g", "i", "\\/", "[/]", "é", "u", "v",
+    ];
+    for _ in 0..20_000 {
+        let mut text = String::new();
+        for _ in 0..rng.below(8) {
+            text.push_str(rng.pick(alphabet));
+        }
+        let pest = PlurnkGrammar::parse(Rule::regex_literal, &text)
+            .ok()
+            .and_then(|mut pairs| pairs.next())
+            .map(|literal| {
+                let mut parts = literal.into_inner();
+                let pattern = parts.next().map_or("", |p| p.as_str());
+                let flags = parts.next().map_or("", |p| p.as_str());
+                (pattern, flags)
+            });
+        assert_eq!(pieces.regex(&text), pest, "{text:?}");
     }
 }

@@ -2,17 +2,17 @@
 //! get their per-OP meaning (PL-9 to PL-13). The first problem, in input order, becomes the
 //! statement's one error (PL-16, PL-17).
 
+use std::ops::Range;
+
 use indexmap::map::Entry;
 use indexmap::IndexMap;
-use pest::Parser as _;
 
-use super::grammar::{PlurnkGrammar, Rule};
+use super::grammar;
 use super::model::{
     Body, LineMarker, Matcher, Op, ParamValue, ParseError, Path, Position, Signal, Source,
     Statement, UrlPath,
 };
-use super::probe::StatementProbe;
-use super::scan::{self, Header, Slot};
+use crate::machine::{Outcome, ParsingMachine, RuleId};
 
 /// The largest magnitude an integer may have: what JavaScript holds exactly (PL-10).
 pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
@@ -25,56 +25,176 @@ pub const MAX_MATCHER_NESTING: usize = 64;
 pub const MAX_MATCHER_BYTES: usize = 16 * 1024;
 
 /// A problem at a byte offset of the statement, with its source and text.
-type Problem = (usize, Source, String);
+pub type Problem = (usize, Source, String);
+
+/// One slot of a header, as the grammar's `header_step` read it: the offsets of its
+/// contents in the statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// `[text]`: the text.
+    Signal(Range<usize>),
+    /// `(text)`: the text.
+    Path(Range<usize>),
+    /// `<first>` or `<first-last>`: the integers as written.
+    Marker(Range<usize>, Option<Range<usize>>),
+}
+
+/// A header read step by step: the OP, the end of the suffix, the slots in order,
+/// the first structural error (PL-14, PL-15) and where the body starts.
+#[derive(Clone, Debug)]
+pub struct Header {
+    /// The OP.
+    pub op: Op,
+    /// Where `OPsuffix` ends (it starts at 2, after `<<`).
+    pub tag_end: usize,
+    /// The slots in source order.
+    pub slots: Vec<Slot>,
+    /// The first structural error, reported when the statement ends.
+    pub deferred: Option<Problem>,
+    /// Where the body starts (after the header's `:`), once it does.
+    pub body_start: usize,
+}
+
+/// Complete pieces of a statement read by rules of grammar/plurnk.pest: the parsing
+/// machine finished on each piece at once.
+#[derive(Clone, Debug)]
+pub struct Pieces {
+    machine: ParsingMachine<'static>,
+}
+
+impl Pieces {
+    /// A reader of pieces.
+    pub fn new() -> Self {
+        Pieces {
+            machine: ParsingMachine::new(grammar::program()),
+        }
+    }
+
+    /// Whether `rule` matches the whole `text` (every rule read here starts at `SOI`
+    /// and ends at `EOI`, or is a prefix test).
+    fn accepts(&mut self, rule: RuleId, text: &str) -> bool {
+        self.machine.start(rule);
+        matches!(
+            self.machine.finish(text.as_bytes()),
+            Outcome::Matched { .. }
+        )
+    }
+
+    /// The text of every capture of `rule` in the last match.
+    fn captured<'t>(&self, rule: RuleId, text: &'t str) -> Vec<&'t str> {
+        self.machine
+            .captures()
+            .iter()
+            .filter(|c| c.rule == rule)
+            .map(|c| &text[c.start..c.end])
+            .collect()
+    }
+
+    /// The tags of a signal (`tag_list`): split on commas, spaces and tabs, empty
+    /// entries dropped.
+    pub fn tags<'t>(&mut self, content: &'t str) -> Vec<&'t str> {
+        let rules = grammar::rules();
+        if !self.accepts(rules.tag_list, content) {
+            // Every text is a tag list (tested against pest).
+            return Vec::new();
+        }
+        self.captured(rules.tag, content)
+    }
+
+    /// Whether `entry` is an integer (`int_entry`).
+    pub fn is_int_entry(&mut self, entry: &str) -> bool {
+        self.accepts(grammar::rules().int_entry, entry)
+    }
+
+    /// Whether `entry` is a runtime tag (`runtime_entry`).
+    pub fn is_runtime_entry(&mut self, entry: &str) -> bool {
+        self.accepts(grammar::rules().runtime_entry, entry)
+    }
+
+    /// Whether `text` starts with a URL scheme and `://` (`url_prefix`).
+    pub fn has_url_prefix(&mut self, text: &str) -> bool {
+        // A prefix test: the rule has no `EOI`, so the match may end anywhere.
+        self.accepts(grammar::rules().url_prefix, text)
+    }
+
+    /// A regex body's pattern and flags (`regex_literal`).
+    pub fn regex<'t>(&mut self, raw: &'t str) -> Option<(&'t str, &'t str)> {
+        let rules = grammar::rules();
+        if !self.accepts(rules.regex_literal, raw) {
+            return None;
+        }
+        let pattern = self.captured(rules.regex_pattern, raw).first().copied();
+        let flags = self.captured(rules.regex_flags, raw).first().copied();
+        let (pattern, flags) = (pattern.unwrap_or(""), flags.unwrap_or(""));
+        Some((pattern, flags))
+    }
+}
+
+impl Default for Pieces {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// Builds the statement `unit[..body_end]` (header and body, without the close tag).
 pub fn build(
     unit: &str,
-    probe: &StatementProbe,
+    header: &Header,
     body_end: usize,
     position: Position,
+    pieces: &mut Pieces,
 ) -> Result<Statement, ParseError> {
-    type_statement(unit, probe, body_end, position)
+    type_statement(unit, header, body_end, position, pieces)
         .map_err(|(at, source, text)| ParseError::new(position.after(&unit[..at]), source, &text))
 }
 
 fn type_statement(
     unit: &str,
-    probe: &StatementProbe,
+    header: &Header,
     body_end: usize,
     position: Position,
+    pieces: &mut Pieces,
 ) -> Result<Statement, Problem> {
-    if let Some(problem) = probe.deferred() {
+    if let Some(problem) = &header.deferred {
         return Err(problem.clone());
     }
-    let body_start = probe.body_start();
-    // The probe recognizes the `header` rule exactly, and the scanner takes apart what
-    // that rule accepts (the tests check both against pest).
-    let header = Header::scan(&unit[..body_start])
-        .ok_or_else(|| (0, Source::Lexer, "malformed statement header".to_string()))?;
     let op = header.op;
     let mut statement = Statement {
         op,
-        suffix: header.suffix.to_string(),
+        suffix: unit[6..header.tag_end].to_string(),
         signal: None,
         path: None,
         line_marker: None,
         body: None,
         position,
     };
-    for slot in header.slots() {
+    for slot in &header.slots {
         match slot {
-            Slot::Signal { at, text } => statement.signal = signal(op, text, at)?,
-            Slot::Path { at, text } => {
-                statement.path = path(text, "path").map_err(|e| (at, Source::Visitor, e))?
+            Slot::Signal(text) => {
+                statement.signal = signal(op, &unit[text.clone()], text.start, pieces)?
             }
-            Slot::Marker { first, last } => statement.line_marker = Some(line_marker(first, last)?),
+            Slot::Path(text) => {
+                statement.path = path(&unit[text.clone()], "path", pieces)
+                    .map_err(|e| (text.start, Source::Visitor, e))?
+            }
+            Slot::Marker(first, last) => {
+                let int = |at: &Range<usize>| {
+                    integer(&unit[at.clone()])
+                        .ok_or_else(|| out_of_range(at.start, &unit[at.clone()]))
+                };
+                statement.line_marker = Some(LineMarker {
+                    first: int(first)?,
+                    last: last.as_ref().map(int).transpose()?,
+                });
+            }
         }
     }
+    let body_start = header.body_start;
     let body = &unit[body_start..body_end];
     if !body.is_empty() {
-        statement.body =
-            Some(self::body(op, body).map_err(|(source, text)| (body_start, source, text))?);
+        statement.body = Some(
+            self::body(op, body, pieces).map_err(|(source, text)| (body_start, source, text))?,
+        );
     }
     Ok(statement)
 }
@@ -105,8 +225,13 @@ fn out_of_range(at: usize, digits: &str) -> Problem {
     )
 }
 
-fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
-    let entries: Vec<&str> = scan::tags(content).collect();
+fn signal(
+    op: Op,
+    content: &str,
+    at: usize,
+    pieces: &mut Pieces,
+) -> Result<Option<Signal>, Problem> {
+    let entries: Vec<&str> = pieces.tags(content);
     let number = |entry: &str| {
         integer(entry)
             .map(Signal::Number)
@@ -122,15 +247,15 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
     match op {
         Op::SEND | Op::HIDE | Op::EXEC if entries.is_empty() => Ok(None),
         Op::SEND => match entries.as_slice() {
-            [one] if scan::is_int_entry(one) => number(one).map(Some),
+            [one] if pieces.is_int_entry(one) => number(one).map(Some),
             _ => wrong("integer for SEND"),
         },
         Op::EXEC => match entries.as_slice() {
-            [one] if scan::is_runtime_entry(one) => Ok(Some(Signal::Runtime(one.to_string()))),
+            [one] if pieces.is_runtime_entry(one) => Ok(Some(Signal::Runtime(one.to_string()))),
             _ => wrong("Runtime Tag for EXEC"),
         },
         Op::HIDE => {
-            let integers = entries.iter().filter(|e| scan::is_int_entry(e)).count();
+            let integers = entries.iter().filter(|e| pieces.is_int_entry(e)).count();
             match (integers, entries.as_slice()) {
                 (0, _) => Ok(Some(Signal::Tags(
                     entries.iter().map(|e| e.to_string()).collect(),
@@ -145,25 +270,17 @@ fn signal(op: Op, content: &str, at: usize) -> Result<Option<Signal>, Problem> {
     }
 }
 
-fn line_marker(first: (usize, &str), last: Option<(usize, &str)>) -> Result<LineMarker, Problem> {
-    let int = |(at, digits): (usize, &str)| integer(digits).ok_or_else(|| out_of_range(at, digits));
-    Ok(LineMarker {
-        first: int(first)?,
-        last: last.map(int).transpose()?,
-    })
-}
-
 /// Reads a path slot's text (PL-11): `None` when empty.
-fn path(text: &str, what: &str) -> Result<Option<Path>, String> {
+fn path(text: &str, what: &str, pieces: &mut Pieces) -> Result<Option<Path>, String> {
     if text.is_empty() {
         return Ok(None);
     }
-    parse_path(text, what).map(Some)
+    parse_path(text, what, pieces).map(Some)
 }
 
 /// Reads a non-empty path text as local or URL (PL-11); `what` names the place for errors.
-pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
-    if !scan::has_url_prefix(text) {
+pub fn parse_path(text: &str, what: &str, pieces: &mut Pieces) -> Result<Path, String> {
+    if !pieces.has_url_prefix(text) {
         return Ok(Path::Local {
             raw: text.to_string(),
         });
@@ -202,18 +319,18 @@ pub fn parse_path(text: &str, what: &str) -> Result<Path, String> {
     })))
 }
 
-fn body(op: Op, raw: &str) -> Result<Body, (Source, String)> {
+fn body(op: Op, raw: &str, pieces: &mut Pieces) -> Result<Body, (Source, String)> {
     Ok(match op {
         Op::EDIT | Op::EXEC => Body::Raw(raw.to_string()),
         Op::COPY | Op::MOVE => {
-            Body::Path(parse_path(raw, "body").map_err(|e| (Source::Visitor, e))?)
+            Body::Path(parse_path(raw, "body", pieces).map_err(|e| (Source::Visitor, e))?)
         }
         Op::SEND => Body::Send {
             raw: raw.to_string(),
             json: serde_json::from_str(raw).unwrap_or(serde_json::Value::Null),
         },
         Op::FIND | Op::READ | Op::SHOW | Op::HIDE => {
-            Body::Matcher(matcher(raw).map_err(|text| (Source::Visitor, text))?)
+            Body::Matcher(matcher(raw, pieces).map_err(|text| (Source::Visitor, text))?)
         }
     })
 }
@@ -239,7 +356,7 @@ fn nesting(raw: &str) -> usize {
     deepest
 }
 
-fn matcher(raw: &str) -> Result<Matcher, String> {
+fn matcher(raw: &str, pieces: &mut Pieces) -> Result<Matcher, String> {
     let checked = raw.starts_with('/') || raw.starts_with('$');
     if !checked {
         return Ok(Matcher::Glob {
@@ -255,13 +372,13 @@ fn matcher(raw: &str) -> Result<Matcher, String> {
         ));
     }
     if raw.len() <= SMALL_MATCHER_BYTES {
-        return check_matcher(raw);
+        return check_matcher(raw, pieces);
     }
     // The validators recurse on more than brackets (a run of unary minus in XPath, a long
     // alternation in a regex), at most a few frames per byte: a long matcher is checked on
     // a stack segment sized for its length, whatever stack the caller has left.
     stacker::grow(STACK_BASE + STACK_PER_BYTE * raw.len(), || {
-        check_matcher(raw)
+        check_matcher(raw, pieces)
     })
 }
 
@@ -271,7 +388,7 @@ const SMALL_MATCHER_BYTES: usize = 256;
 const STACK_BASE: usize = 1 << 20;
 const STACK_PER_BYTE: usize = 4096;
 
-fn check_matcher(raw: &str) -> Result<Matcher, String> {
+fn check_matcher(raw: &str, pieces: &mut Pieces) -> Result<Matcher, String> {
     if raw.starts_with("//") {
         return match sxd_xpath::Factory::new().build(raw) {
             Ok(Some(_)) => Ok(Matcher::Xpath {
@@ -281,13 +398,9 @@ fn check_matcher(raw: &str) -> Result<Matcher, String> {
         };
     }
     if raw.starts_with('/') {
-        let literal = PlurnkGrammar::parse(Rule::regex_literal, raw)
-            .ok()
-            .and_then(|mut pairs| pairs.next())
+        let (pattern, flags) = pieces
+            .regex(raw)
             .ok_or_else(|| "regex body missing closing /".to_string())?;
-        let mut parts = literal.into_inner();
-        let pattern = parts.next().map(|p| p.as_str()).unwrap_or("");
-        let flags = parts.next().map(|p| p.as_str()).unwrap_or("");
         if !valid_flags(flags) {
             return Err(format!("invalid regex flags '{flags}'"));
         }

@@ -1,12 +1,17 @@
 //! Parse mode's state machine: one for the four prompt formats, which differ only
 //! in what delimits a turn (spec/transcript.md §3–§6).
-
-use pest::Parser as _;
+//!
+//! The delimiters are literals the options decide, found by the finder's memchr scan;
+//! whether a delimited unit is a header, and whose, is decided by the format's header
+//! rule of grammar/transcript.pest on the parsing machine. Where no literal is known (a
+//! completions block, a participants line without known names, a ChatML role line) the
+//! machine reads the header as its bytes arrive (`name_colon`, `role_line`).
 
 use super::finder::{Finder, Found, Open, Patterns};
-use super::grammar::{Rule, TranscriptGrammar};
+use super::grammar;
 use super::options::{Format, Options, OptionsProblem};
 use super::prompt::{Code, Event};
+use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
 use crate::reentry::Machine;
 use crate::span::Span;
 
@@ -59,8 +64,9 @@ pub struct PromptMachine {
     outside: Finder,
     state: State,
     active: Active,
-    /// Absolute offset a header probe has scanned to.
-    probe: usize,
+    /// Runs the header rules: `name_colon` or `role_line` on a header as it arrives,
+    /// then the format's header rule on the complete unit.
+    reader: ParsingMachine<'static>,
     turns: usize,
     /// Turn and system headers seen (chatml: the first may be the system).
     headers: usize,
@@ -115,6 +121,10 @@ impl PromptMachine {
             Format::Completions => State::BlockStart { start: 0 },
             Format::Chatml => State::Outside { after_end: false },
         };
+        let mut reader = ParsingMachine::new(grammar::program());
+        if matches!(state, State::BlockStart { .. } | State::LineStart { .. }) {
+            reader.start(grammar::rules().name_colon);
+        }
         Ok(PromptMachine {
             format: options.format,
             known: names.clone(),
@@ -124,7 +134,7 @@ impl PromptMachine {
             outside: Finder::new(Patterns::new(&[IM_START]), 0),
             state,
             active: Active::Nothing,
-            probe: 0,
+            reader,
             turns: 0,
             headers: 0,
             blocks_ended: 0,
@@ -192,10 +202,11 @@ impl PromptMachine {
     /// agreement, so this never happens on its own), or for completions when the
     /// first block's name is unknown.
     fn take_header(&mut self, unit: &str, start: usize, out: &mut Vec<Event>) -> bool {
+        let rules = grammar::rules();
         let span = hit(unit, start);
         match self.format {
             Format::HumanAssistant => {
-                let speaker = match speaker_of(Rule::ha_header, Rule::ha_speaker, unit) {
+                let speaker = match self.speaker_of(rules.ha_header, rules.ha_speaker, unit) {
                     Some(speaker) => speaker,
                     None => return grammar_refused(unit),
                 };
@@ -210,14 +221,14 @@ impl PromptMachine {
                 }
             }
             Format::Participants => {
-                let speaker = match speaker_of(Rule::participant_header, Rule::speaker, unit) {
+                let speaker = match self.speaker_of(rules.participant_header, rules.speaker, unit) {
                     Some(speaker) => speaker,
                     None => return grammar_refused(unit),
                 };
                 self.start_turn(speaker, span, out);
             }
             Format::Completions => {
-                let speaker = match speaker_of(Rule::block_header, Rule::speaker, unit) {
+                let speaker = match self.speaker_of(rules.block_header, rules.speaker, unit) {
                     Some(speaker) => speaker,
                     None => return grammar_refused(unit),
                 };
@@ -231,7 +242,7 @@ impl PromptMachine {
                 }
             }
             Format::Chatml => {
-                let role = match speaker_of(Rule::chatml_header, Rule::role, unit) {
+                let role = match self.speaker_of(rules.chatml_header, rules.role, unit) {
                     Some(role) => role,
                     None => return grammar_refused(unit),
                 };
@@ -275,7 +286,7 @@ impl PromptMachine {
                     start,
                     name_from: end,
                 };
-                self.probe = end;
+                self.reader.start(grammar::rules().name_colon);
                 start - base
             }
             Format::HumanAssistant | Format::Participants => {
@@ -308,7 +319,7 @@ impl PromptMachine {
                 self.end_active(false, Span::empty(start), out);
                 self.diagnostic(Code::UnterminatedMessage, offset, None, start, out);
                 self.state = State::Role { start };
-                self.probe = end;
+                self.reader.start(grammar::rules().role_line);
                 start - base
             }
         }
@@ -342,31 +353,38 @@ enum Probe {
 }
 
 impl PromptMachine {
-    /// Probes for `Name:` at absolute `from`: a name is 1..=max_name_bytes bytes
-    /// without newline or colon (TR-30, TR-40). Resumes where it stopped.
+    /// Probes for `Name:` at absolute `from` with `name_colon`: a name is
+    /// 1..=max_name_bytes bytes without newline or colon (TR-30, TR-40). The reader
+    /// resumes where it stopped.
     fn probe_name(&mut self, bytes: &[u8], base: usize, from: usize, eof: bool) -> Probe {
-        let limit = from + self.max_name_bytes + 1;
-        let scan_from = self.probe.max(from) - base;
-        let window_end = (limit - base).min(bytes.len());
-        let window = &bytes[scan_from.min(window_end)..window_end];
-        match memchr::memchr2(b':', b'\n', window).map(|k| base + scan_from + k) {
-            Some(k) if bytes[k - base] == b':' && k > from => Probe::Header(k + 1),
-            Some(_) => Probe::NoHeader,
-            None if window_end < limit - base && !eof => {
-                self.probe = base + bytes.len();
-                Probe::NeedMore
-            }
-            None => Probe::NoHeader,
+        let limit = (from - base).saturating_add(self.max_name_bytes + 1);
+        let window = &bytes[from - base..limit.min(bytes.len())];
+        // Past the limit nothing counts, and there the end of input does not matter.
+        let outcome = if eof || bytes.len() >= limit {
+            self.reader.finish(window)
+        } else {
+            self.reader.resume(window)
+        };
+        match outcome {
+            Outcome::NeedMore => Probe::NeedMore,
+            Outcome::Matched { end } => Probe::Header(from + end),
+            Outcome::Rejected { .. } | Outcome::TooDeep { .. } => Probe::NoHeader,
         }
     }
-}
 
-/// The text of rule `inner` in `unit` parsed as `rule`.
-fn speaker_of(rule: Rule, inner: Rule, unit: &str) -> Option<String> {
-    let pair = TranscriptGrammar::parse(rule, unit).ok()?.next()?;
-    pair.into_inner()
-        .find(|p| p.as_rule() == inner)
-        .map(|p| p.as_str().to_string())
+    /// The text of rule `inner` in `unit` matched whole by the header rule `rule`.
+    fn speaker_of(&mut self, rule: RuleId, inner: RuleId, unit: &str) -> Option<String> {
+        self.reader.start(rule);
+        match self.reader.finish(unit.as_bytes()) {
+            Outcome::Matched { .. } => self
+                .reader
+                .captures()
+                .iter()
+                .find(|c: &&Capture| c.rule == inner && c.is_closed())
+                .map(|c| unit[c.start..c.end].to_string()),
+            _ => None,
+        }
+    }
 }
 
 /// The header rule refused a unit the finder delimited: the unit is not a header.
@@ -524,7 +542,7 @@ impl Machine for PromptMachine {
                     at += newlines;
                     if at < len {
                         self.state = State::BlockStart { start: base + at };
-                        self.probe = base + at;
+                        self.reader.start(grammar::rules().name_colon);
                     } else if eof {
                         self.finish_rules(end, out);
                         return len;
@@ -547,15 +565,11 @@ impl Machine for PromptMachine {
                         continue;
                     }
                     match self.outside.find(&pending[at..], base + at, eof, &mut Open) {
-                        Found::Match {
-                            start,
-                            end: header_end,
-                            ..
-                        } => {
+                        Found::Match { start, .. } => {
                             emit(out, pending, at, start - base, base, stray);
                             at = start - base;
                             self.state = State::Role { start };
-                            self.probe = header_end;
+                            self.reader.start(grammar::rules().role_line);
                         }
                         Found::Pending { safe } => {
                             emit(out, pending, at, safe - base, base, stray);
@@ -568,24 +582,23 @@ impl Machine for PromptMachine {
                     }
                 }
                 State::Role { start } => {
-                    let role_start = start + IM_START.len();
-                    let limit = role_start + self.max_name_bytes + 1;
-                    let from = self.probe.max(role_start) - base;
-                    let window_end = (limit - base).min(len);
-                    let found =
-                        memchr::memchr2(b'\n', b'<', &bytes[from.min(window_end)..window_end])
-                            .map(|k| from + k);
-                    let unit_end = match found {
-                        Some(k) if bytes[k] == b'\n' => k + 1,
-                        Some(k) => k,
-                        None if window_end == limit - base => {
-                            floor_boundary(pending, role_start + self.max_name_bytes - base)
-                        }
-                        None if eof => len,
-                        None => {
-                            self.probe = end;
-                            return at;
-                        }
+                    // The role may have `max_name_bytes` bytes; the byte after them
+                    // decides whether a newline ends it there (TR-50).
+                    let limit = (start - base) + IM_START.len() + self.max_name_bytes + 1;
+                    let full = len >= limit;
+                    let window = &bytes[start - base..limit.min(len)];
+                    let outcome = if eof && !full {
+                        self.reader.finish(window)
+                    } else {
+                        self.reader.resume(window)
+                    };
+                    let unit_end = match outcome {
+                        Outcome::Matched { end } => start - base + end,
+                        Outcome::NeedMore if full => floor_boundary(pending, limit - 1),
+                        Outcome::NeedMore => return at,
+                        // The finder found `<|im_start|>` here: `role_line` cannot
+                        // fail; if it did, the unit would be its first byte, as text.
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => start - base + 1,
                     };
                     if !self.take_header(&pending[start - base..unit_end], start, out) {
                         // The grammar refused the unit: it is stray text, reported as
@@ -641,9 +654,9 @@ mod agreement_tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(600))]
-        /// Every unit the header finder delimits is accepted by the format's pest
-        /// header rule (`grammar_refused` panics in tests otherwise), whatever the
-        /// chunking.
+        /// Every unit the header finder delimits is accepted by the format's header
+        /// rule on the parsing machine (`grammar_refused` panics in tests otherwise),
+        /// whatever the chunking.
         #[test]
         fn finder_units_are_headers_by_the_grammar(
             pieces in prop::collection::vec(piece(), 0..24),
