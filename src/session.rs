@@ -510,7 +510,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 11] = [
+pub(crate) const DIALECTS: [Dialect; 12] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -553,4 +553,5 @@ pub(crate) const DIALECTS: [Dialect; 11] = [
     crate::field::deepseek::DIALECT_V31,
     crate::field::harmony::DIALECT,
     crate::field::mistral::DIALECT,
+    crate::field::llama3_json::DIALECT,
 ];

@@ -2,15 +2,15 @@
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
-//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17): parsing a rendered turn
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, LJ-15, PY-16): parsing a rendered turn
 //!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, harmony, hermes, mistral, qwen3_coder, Delta, DeltaMode, DeltaProjection,
-    Document, Event, Item, Options,
+    self, deepseek, harmony, hermes, llama3_json, mistral, pythonic, qwen3_coder, Delta, DeltaMode,
+    DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -70,6 +70,18 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
                 chunks,
             )
         }
+        "llama3-json" => {
+            let options: llama3_json::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                llama3_json::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
+        "pythonic" => run(
+            pythonic::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
         other => panic!("no typed parser for {other}"),
     }
 }
@@ -357,6 +369,20 @@ proptest! {
             }
             prop_assert_eq!(mistral::parse(&text, &options), want, "{} {:?}", version, text);
         }
+    }
+
+    #[test]
+    fn llama3_json_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = llama3_json::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(llama3_json::parse(&text, &llama3_json::Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn pythonic_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = pythonic::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(pythonic::parse(&text, &Options::default()), doc, "{:?}", text);
     }
 
     #[test]

@@ -62,3 +62,38 @@ pub fn qwen3_coder() -> &'static Program {
     PROGRAM
         .get_or_init(|| compile(QWEN3_CODER).expect("grammar/qwen3-coder.pest compiles (tested)"))
 }
+
+/// The text of grammar/python-call.pest: Python keyword arguments and literals,
+/// appended to the pythonic and llama3-json grammars.
+pub const PYTHON_CALL: &str = include_str!("../../grammar/python-call.pest");
+
+/// The text of grammar/llama3-json.pest.
+pub const LLAMA3_JSON: &str = include_str!("../../grammar/llama3-json.pest");
+
+/// The text of grammar/pythonic.pest.
+pub const PYTHONIC: &str = include_str!("../../grammar/pythonic.pest");
+
+/// The program of grammar/llama3-json.pest with grammar/python-call.pest and
+/// grammar/field-json.pest.
+pub fn llama3_json() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile(&format!("{LLAMA3_JSON}\n{PYTHON_CALL}\n{FIELD_JSON}")).unwrap_or_else(|e| {
+            panic!(
+                "grammar/llama3-json.pest with python-call and field-json compiles (tested): {e}"
+            )
+        })
+    })
+}
+
+/// The program of grammar/pythonic.pest with grammar/python-call.pest. (The
+/// JSON rules are appended too, for the arguments reader the machine shares with
+/// llama3-json; pythonic never runs them.)
+pub fn pythonic() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile(&format!("{PYTHONIC}\n{PYTHON_CALL}\n{FIELD_JSON}")).unwrap_or_else(|e| {
+            panic!("grammar/pythonic.pest with python-call and field-json compiles (tested): {e}")
+        })
+    })
+}

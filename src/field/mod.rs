@@ -118,9 +118,12 @@ pub mod harmony;
 pub mod hermes;
 pub mod json_arguments;
 pub mod json_scan;
+mod llama;
+pub mod llama3_json;
 pub mod mistral;
 mod options;
 mod probe;
+pub mod pythonic;
 pub mod qwen3_coder;
 pub mod render_input;
 pub mod typing;
@@ -142,6 +145,7 @@ pub const FAMILIES: &[&str] = &[
     "deepseek-v3.1",
     "harmony",
     "mistral",
+    "llama3-json",
 ];
 
 /// Whether `dialect` is a field family.

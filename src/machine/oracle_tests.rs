@@ -514,6 +514,16 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/mistral.pest", "grammar/field-json.pest"],
         &["grammar/hermes.pest"],
         &["grammar/qwen3-coder.pest"],
+        &[
+            "grammar/llama3-json.pest",
+            "grammar/python-call.pest",
+            "grammar/field-json.pest",
+        ],
+        &[
+            "grammar/pythonic.pest",
+            "grammar/python-call.pest",
+            "grammar/field-json.pest",
+        ],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());
@@ -527,6 +537,12 @@ fn every_grammar_of_the_crate_compiles() {
     ));
     assert!(crate::field::grammars::hermes()
         .rule("text_marker")
+        .is_some());
+    assert!(crate::field::grammars::llama3_json()
+        .rule("call_next")
+        .is_some());
+    assert!(crate::field::grammars::pythonic()
+        .rule("list_next")
         .is_some());
     assert!(crate::field::grammars::qwen3_coder()
         .rule("text_marker")
