@@ -510,7 +510,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 12] = [
+pub(crate) const DIALECTS: [Dialect; 13] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -554,4 +554,5 @@ pub(crate) const DIALECTS: [Dialect; 12] = [
     crate::field::harmony::DIALECT,
     crate::field::mistral::DIALECT,
     crate::field::llama3_json::DIALECT,
+    crate::field::pythonic::DIALECT,
 ];

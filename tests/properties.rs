@@ -491,4 +491,5 @@ dialect_properties! {
     harmony_streams_like_the_whole_parse => "harmony",
     mistral_streams_like_the_whole_parse => "mistral",
     llama3_json_streams_like_the_whole_parse => "llama3-json",
+    pythonic_streams_like_the_whole_parse => "pythonic",
 }

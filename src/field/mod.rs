@@ -146,6 +146,7 @@ pub const FAMILIES: &[&str] = &[
     "harmony",
     "mistral",
     "llama3-json",
+    "pythonic",
 ];
 
 /// Whether `dialect` is a field family.
