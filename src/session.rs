@@ -510,7 +510,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 13] = [
+pub(crate) const DIALECTS: [Dialect; 14] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -555,4 +555,5 @@ pub(crate) const DIALECTS: [Dialect; 13] = [
     crate::field::mistral::DIALECT,
     crate::field::llama3_json::DIALECT,
     crate::field::pythonic::DIALECT,
+    crate::field::reasoning::DIALECT,
 ];

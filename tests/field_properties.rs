@@ -2,15 +2,15 @@
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
-//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, LJ-15, PY-16): parsing a rendered turn
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, LJ-15, PY-16, RS-10): parsing a rendered turn
 //!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, harmony, hermes, llama3_json, mistral, pythonic, qwen3_coder, Delta, DeltaMode,
-    DeltaProjection, Document, Event, Item, Options,
+    self, deepseek, harmony, hermes, llama3_json, mistral, pythonic, qwen3_coder, reasoning, Delta,
+    DeltaMode, DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -78,10 +78,22 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
                 chunks,
             )
         }
-        "pythonic" => run(
-            pythonic::Parser::with_options(&shared()).expect("options"),
-            chunks,
-        ),
+        "pythonic" => {
+            let options: pythonic::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                pythonic::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
+        "reasoning" => {
+            let options: reasoning::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                reasoning::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
         other => panic!("no typed parser for {other}"),
     }
 }
@@ -382,7 +394,18 @@ proptest! {
     fn pythonic_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
         let text = pythonic::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(pythonic::parse(&text, &Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(pythonic::parse(&text, &pythonic::Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn reasoning_parses_a_rendered_turn_back_in_every_spelling(pieces in turn()) {
+        let pieces: Vec<Piece> = pieces.into_iter().filter(|p| !matches!(p, Piece::Call(..))).collect();
+        let doc = document(&pieces);
+        for spelling in reasoning::Spelling::ALL {
+            let text = reasoning::render_turn(&doc, spelling).map_err(TestCaseError::fail)?;
+            let options = reasoning::Options { reasoning_markers: vec![spelling], ..Default::default() };
+            prop_assert_eq!(reasoning::parse(&text, &options), doc.clone(), "{:?}", text);
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "mistral" => mistral(before, held),
         "llama3-json" => llama3_json(before, held),
         "pythonic" => pythonic(before, held),
+        "reasoning" => reasoning(options, held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -586,12 +587,16 @@ fn mistral(before: &[u8], held: &[u8]) -> bool {
     last.is_some_and(|at| skip_ws(&before[at + group.len()..]).first() == Some(&b'['))
 }
 
-const LLAMA3_MARKERS: [&str; 5] = [
+const LLAMA3_MARKERS: [&str; 9] = [
     "<|python_tag|>",
     "<think>",
     "</think>",
     "<|eom_id|>",
     "<|eot_id|>",
+    "[THINK]",
+    "[/THINK]",
+    "◁think▷",
+    "◁/think▷",
 ];
 
 /// Whether `before` has started a call group of llama3-json: a tag, or a bare
@@ -602,11 +607,17 @@ fn lj_group_seen(before: &[u8]) -> bool {
     if before.windows(tag.len()).any(|w| w == tag) {
         return true;
     }
-    let close = b"</think>";
-    let answer = match before.windows(close.len()).rposition(|w| w == close) {
-        Some(at) => &before[at + close.len()..],
-        None => before,
-    };
+    let answer = ["</think>", "[/THINK]", "◁/think▷"]
+        .iter()
+        .filter_map(|close| {
+            let close = close.as_bytes();
+            before
+                .windows(close.len())
+                .rposition(|w| w == close)
+                .map(|at| at + close.len())
+        })
+        .max()
+        .map_or(before, |at| &before[at..]);
     let answer = skip_ws(answer);
     answer.first() == Some(&b'{') || answer.windows(6).any(|w| w == b".call(")
 }
@@ -618,7 +629,10 @@ fn llama3_json(before: &[u8], held: &[u8]) -> bool {
     if marker_prefix(held, &LLAMA3_MARKERS) || held.starts_with(b"<|python_tag|>") {
         return true;
     }
-    if before.is_empty() || before.ends_with(b"</think>") {
+    let after_reasoning = ["</think>", "[/THINK]", "◁/think▷"]
+        .iter()
+        .any(|closer| before.ends_with(closer.as_bytes()));
+    if before.is_empty() || after_reasoning {
         let rest = skip_ws(held);
         if rest.is_empty() || rest[0] == b'{' || rest[0] == b'_' || rest[0].is_ascii_alphabetic() {
             return true;
@@ -627,7 +641,16 @@ fn llama3_json(before: &[u8], held: &[u8]) -> bool {
     lj_group_seen(before)
 }
 
-const PYTHONIC_MARKERS: [&str; 4] = ["<|python_start|>", "<|python_end|>", "<think>", "</think>"];
+const PYTHONIC_MARKERS: [&str; 8] = [
+    "<|python_start|>",
+    "<|python_end|>",
+    "<think>",
+    "</think>",
+    "[THINK]",
+    "[/THINK]",
+    "◁think▷",
+    "◁/think▷",
+];
 
 /// Whether `rest` (after a list's `[`) may still become a decided call head:
 /// whitespace, a name, `(`, a keyword and `=` (PY-4).
@@ -672,6 +695,24 @@ fn pythonic(before: &[u8], held: &[u8]) -> bool {
         }
     }
     py_list_seen(before)
+}
+
+/// RS-9: a viable prefix of an accepted marker (`reasoning_markers`, default all
+/// three spellings).
+fn reasoning(options: &Value, held: &[u8]) -> bool {
+    const SPELLINGS: [(&str, [&str; 2]); 3] = [
+        ("think", ["<think>", "</think>"]),
+        ("bracket", ["[THINK]", "[/THINK]"]),
+        ("triangle", ["◁think▷", "◁/think▷"]),
+    ];
+    let accepted = |name: &str| match options.get("reasoning_markers") {
+        Some(Value::Array(list)) => list.iter().any(|v| v == name),
+        _ => true,
+    };
+    SPELLINGS
+        .iter()
+        .filter(|(name, _)| accepted(name))
+        .any(|(_, markers)| marker_prefix(held, markers))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::field::llama::machine::{Family, LlamaMachine};
 use crate::field::llama::render;
+use crate::field::reasoning::spelling::{self, Spelling};
 use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::reentry::Machine;
 use crate::session;
@@ -32,6 +33,9 @@ pub struct Options {
     /// Whether a call object (or built-in call) at the start of the answer is a
     /// call without `<|python_tag|>` (default true; LJ-5).
     pub bare_json_calls: bool,
+    /// The accepted reasoning wrappers (RS-11): `think` (default), `bracket`,
+    /// `triangle`; empty for none.
+    pub reasoning_markers: Vec<Spelling>,
 }
 
 impl Default for Options {
@@ -40,6 +44,7 @@ impl Default for Options {
             start_in_reasoning: false,
             tools: Vec::new(),
             bare_json_calls: true,
+            reasoning_markers: spelling::family_default(),
         }
     }
 }
@@ -55,6 +60,7 @@ impl Llama3JsonMachine {
             Family::Llama3Json,
             options.start_in_reasoning,
             options.bare_json_calls,
+            &options.reasoning_markers,
         ))
     }
 }

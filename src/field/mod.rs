@@ -125,6 +125,7 @@ mod options;
 mod probe;
 pub mod pythonic;
 pub mod qwen3_coder;
+pub mod reasoning;
 pub mod render_input;
 pub mod typing;
 
@@ -147,6 +148,7 @@ pub const FAMILIES: &[&str] = &[
     "mistral",
     "llama3-json",
     "pythonic",
+    "reasoning",
 ];
 
 /// Whether `dialect` is a field family.

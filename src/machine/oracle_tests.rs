@@ -518,12 +518,15 @@ fn every_grammar_of_the_crate_compiles() {
             "grammar/llama3-json.pest",
             "grammar/python-call.pest",
             "grammar/field-json.pest",
+            "grammar/reasoning.pest",
         ],
         &[
             "grammar/pythonic.pest",
             "grammar/python-call.pest",
             "grammar/field-json.pest",
+            "grammar/reasoning.pest",
         ],
+        &["grammar/reasoning.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());

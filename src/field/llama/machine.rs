@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use super::literal;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
+use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
@@ -28,15 +29,15 @@ const DEPTH: usize = 1 << 12;
 /// The entry and captured rules of a family's grammar. Rules the family's grammar
 /// lacks are never run (the family's modes do not reach them).
 struct Rules {
-    text_marker: RuleId,
-    reasoning_marker: RuleId,
+    lt_marker: RuleId,
+    lt_marker_open: RuleId,
+    lt_marker_close: RuleId,
+    wrappers: MarkerRules,
     call_head: RuleId,
     py_arg_start: RuleId,
     py_value: RuleId,
     py_arg_next: RuleId,
     opener: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     call_name: RuleId,
     py_key: RuleId,
     py_close: RuleId,
@@ -51,6 +52,9 @@ struct Rules {
     object_close: RuleId,
     separator: RuleId,
     // pythonic
+    br_marker: RuleId,
+    br_marker_open: RuleId,
+    br_marker_close: RuleId,
     list_next: RuleId,
     wrap_close: RuleId,
     list_close: RuleId,
@@ -69,15 +73,15 @@ impl Rules {
         let lj = |name: &str| rule(p, &[if llama { name } else { "call_head" }]);
         let py = |name: &str| rule(p, &[if llama { "call_head" } else { name }]);
         Rules {
-            text_marker: rule(p, &["text_marker"]),
-            reasoning_marker: rule(p, &["reasoning_marker"]),
+            lt_marker: rule(p, &["lt_marker"]),
+            lt_marker_open: rule(p, &["lt_marker_open"]),
+            lt_marker_close: rule(p, &["lt_marker_close"]),
+            wrappers: MarkerRules::of(p),
             call_head: rule(p, &["call_head"]),
             py_arg_start: rule(p, &["py_arg_start"]),
             py_value: rule(p, &["py_value"]),
             py_arg_next: rule(p, &["py_arg_next"]),
             opener: rule(p, &["python_tag", "python_start"]),
-            think_open: rule(p, &["think_open"]),
-            think_close: rule(p, &["think_close"]),
             call_name: rule(p, &["call_name"]),
             py_key: rule(p, &["py_key"]),
             py_close: rule(p, &["py_close"]),
@@ -90,6 +94,9 @@ impl Rules {
             member_name: lj("member_name"),
             object_close: lj("object_close"),
             separator: lj("separator"),
+            br_marker: py("br_marker"),
+            br_marker_open: py("br_marker_open"),
+            br_marker_close: py("br_marker_close"),
             list_next: py("list_next"),
             wrap_close: py("wrap_close"),
             list_close: py("list_close"),
@@ -208,6 +215,9 @@ enum Unit {
 pub struct LlamaMachine {
     family: Family,
     bare_calls: bool,
+    wrappers: Wrappers,
+    /// The bytes that may start a marker in prose (repeated to fill three).
+    leads: [u8; 3],
     emitter: Emitter,
     probe: ParsingMachine<'static>,
     probing: bool,
@@ -235,14 +245,18 @@ pub struct LlamaMachine {
 }
 
 impl LlamaMachine {
-    /// A machine for `family`; `bare_calls` is llama3-json's `bare_json_calls`.
-    pub fn new(family: Family, start_in_reasoning: bool, bare_calls: bool) -> Self {
+    /// A machine for `family`; `bare_calls` is llama3-json's `bare_json_calls`,
+    /// `spellings` the accepted reasoning wrappers (RS-11).
+    pub fn new(
+        family: Family,
+        start_in_reasoning: bool,
+        bare_calls: bool,
+        spellings: &[Spelling],
+    ) -> Self {
         let r = Rules::get(family);
         let mut probe = ParsingMachine::new(program(family));
-        probe.capture_only(&[
+        let mut captured = vec![
             r.opener,
-            r.think_open,
-            r.think_close,
             r.call_name,
             r.py_key,
             r.py_close,
@@ -251,11 +265,28 @@ impl LlamaMachine {
             r.object_close,
             r.separator,
             r.list_close,
-        ]);
+        ];
+        captured.extend(r.wrappers.all());
+        probe.capture_only(&captured);
         probe.set_depth_limit(DEPTH);
+        let wrappers = Wrappers::new(spellings);
+        let lead = |on: bool, byte: u8| if on { byte } else { b'<' };
+        let leads = [
+            b'<',
+            lead(
+                family == Family::Pythonic || wrappers.accepts(Spelling::Bracket),
+                b'[',
+            ),
+            lead(
+                wrappers.accepts(Spelling::Triangle),
+                Spelling::Triangle.lead_byte(),
+            ),
+        ];
         LlamaMachine {
             family,
             bare_calls: bare_calls && family == Family::Llama3Json,
+            wrappers,
+            leads,
             emitter: Emitter::new(),
             probe,
             probing: false,
@@ -365,10 +396,8 @@ impl LlamaMachine {
                 return true;
             }
             let at = self.pos - base;
-            let found = match self.family {
-                Family::Llama3Json => memchr::memchr(b'<', &bytes[at..]),
-                Family::Pythonic => memchr::memchr2(b'<', b'[', &bytes[at..]),
-            };
+            let [a, b, c] = self.leads;
+            let found = memchr::memchr3(a, b, c, &bytes[at..]);
             match found {
                 None => {
                     self.prose(&pending[at..], self.pos, out);
@@ -381,28 +410,33 @@ impl LlamaMachine {
                 }
             }
         }
-        let entry = if self.reasoning {
-            r.reasoning_marker
-        } else {
-            r.text_marker
-        };
         let start = self.pos;
+        let at = start - base;
+        let Some(entry) = self.entry(bytes[at]) else {
+            self.prose_char(pending, base, out);
+            return true;
+        };
         match self.unit(entry, pending, base, eof) {
             Unit::More => false,
             Unit::Rejected(_) | Unit::Cut => {
-                let at = start - base;
-                self.prose(&pending[at..at + 1], start, out);
-                self.pos = start + 1;
+                self.prose_char(pending, base, out);
                 true
             }
             Unit::Matched(end) => {
                 let end = start + end;
-                if self.capture(r.think_open).is_some() {
+                let opened = Spelling::ALL
+                    .into_iter()
+                    .find(|s| self.capture(r.wrappers.open[s.index()]).is_some());
+                let closed = Spelling::ALL
+                    .into_iter()
+                    .any(|s| self.capture(r.wrappers.close[s.index()]).is_some());
+                if let Some(spelling) = opened {
                     self.emitter.markup(start, out);
                     self.emitter.reasoning_start(end, out);
                     self.reasoning = true;
+                    self.wrappers.open(Some(spelling));
                     self.pos = end;
-                } else if self.capture(r.think_close).is_some() {
+                } else if closed {
                     if self.emitter.in_reasoning() {
                         self.emitter.reasoning_end(true, end, out);
                     } else {
@@ -434,6 +468,40 @@ impl LlamaMachine {
                 true
             }
         }
+    }
+
+    /// The entry rule for a candidate at `byte` in prose, or `None` when no marker
+    /// can start there (a wrapper spelling that does not apply, RS-11).
+    fn entry(&self, byte: u8) -> Option<RuleId> {
+        let r = self.rules();
+        let applies =
+            Spelling::of_lead_byte(byte).filter(|s| self.wrappers.applies(*s, self.reasoning));
+        let pick = |plain: RuleId, open: RuleId, close: RuleId| match applies {
+            None => plain,
+            Some(_) if self.reasoning => close,
+            Some(_) => open,
+        };
+        match byte {
+            b'<' => Some(pick(r.lt_marker, r.lt_marker_open, r.lt_marker_close)),
+            b'[' if self.family == Family::Pythonic => {
+                Some(pick(r.br_marker, r.br_marker_open, r.br_marker_close))
+            }
+            _ => applies.map(|s| {
+                if self.reasoning {
+                    r.wrappers.close[s.index()]
+                } else {
+                    r.wrappers.open[s.index()]
+                }
+            }),
+        }
+    }
+
+    /// The character at `self.pos` is prose (a candidate that is no marker).
+    fn prose_char(&mut self, pending: &str, base: usize, out: &mut Vec<Event>) {
+        let at = self.pos - base;
+        let len = pending[at..].chars().next().map_or(1, char::len_utf8);
+        self.prose(&pending[at..at + len], self.pos, out);
+        self.pos += len;
     }
 
     /// llama3-json: where a call may start (LJ-5); false when more input is needed.
@@ -955,6 +1023,7 @@ impl Machine for LlamaMachine {
             if self.start_in_reasoning {
                 self.emitter.reasoning_start(base, out);
                 self.reasoning = true;
+                self.wrappers.open(None);
             }
         }
         let len = pending.len();
