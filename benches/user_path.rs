@@ -348,38 +348,65 @@ fn main() {
         scale: if quick { 16 } else { 1 },
     };
     let runs = if quick { 1 } else { 3 };
-    let cases = cases();
-
-    println!("## The session path beside the library (MB/s, 4 MB inputs, one thread)\n");
-    println!("Floor: the library's parse plus serializing its typed document into a buffer. Session: what `idiolect parse` runs (`feed_document`/`finish_document`), with its time as a multiple of the floor's. Stream: the session's event lines at 4096-byte chunks (`idiolect stream`).\n");
-    println!("| input | library parse | floor compact | floor pretty | session compact | session pretty | stream (4096 B) |");
-    println!("|---|---|---|---|---|---|---|");
-    let size = 4_000_000 / bench.scale;
-    for case in &cases {
-        let input = (case.generate)(size, 21);
-        in_process(&bench, case, &input);
+    // `IDIOLECT_BENCH_ONLY=session,binary,batch` (any of them) runs those parts only.
+    let only = std::env::var("IDIOLECT_BENCH_ONLY").unwrap_or_default();
+    let part = |name: &str| only.is_empty() || only.split(',').any(|p| p.trim() == name);
+    // `IDIOLECT_BENCH_CASE=TEXT` keeps the inputs whose name contains TEXT.
+    let keep = std::env::var("IDIOLECT_BENCH_CASE").unwrap_or_default();
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.name.contains(keep.as_str()))
+        .collect();
+    // `IDIOLECT_BENCH_DUMP=DIR` writes the 16 MB inputs of the binary rows to DIR
+    // (for profiling the binary by hand) and stops.
+    if let Some(dir) = std::env::var_os("IDIOLECT_BENCH_DUMP") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("dump directory");
+        for case in &cases {
+            let name = case.name.replace([':', ' '], "-").replace("--", "-");
+            let path = dir.join(format!("{name}.txt"));
+            std::fs::write(&path, (case.generate)(16_000_000 / bench.scale, 22)).expect("dump");
+            println!("{} ({})", path.display(), case.dialect);
+        }
+        return;
     }
 
-    println!("\n## The binary on 16 MB files (MB/s, and in brackets the share of the library's parse rate; peak memory of `parse` against 3 x input + 16 MiB)\n");
-    println!("| input | size | library parse | `parse` (pretty) | `parse --compact` | `stream` | `parse` peak memory |");
-    println!("|---|---|---|---|---|---|---|");
-    let big = 16_000_000 / bench.scale;
-    for case in &cases {
-        let input = (case.generate)(big, 22);
-        let library = mb_per_s(
-            input.len(),
-            bench.time(|| library_parse(case.dialect, &input, &mut |_| 1)),
-        );
-        let file = temp_file(case.dialect, input.as_bytes());
-        binary_row(case, &file, input.len(), library, runs);
-        let _ = std::fs::remove_file(&file);
+    if part("session") {
+        println!("## The session path beside the library (MB/s, 4 MB inputs, one thread)\n");
+        println!("Floor: the library's parse plus serializing its typed document into a buffer. Session: what `idiolect parse` runs (`feed_document`/`finish_document`), with its time as a multiple of the floor's. Stream: the session's event lines at 4096-byte chunks (`idiolect stream`).\n");
+        println!("| input | library parse | floor compact | floor pretty | session compact | session pretty | stream (4096 B) |");
+        println!("|---|---|---|---|---|---|---|");
+        let size = 4_000_000 / bench.scale;
+        for case in &cases {
+            let input = (case.generate)(size, 21);
+            in_process(&bench, case, &input);
+        }
     }
 
-    println!("\n## `idiolect batch` over JSON Lines records (records of 0.5–4 KB, output to /dev/null)\n");
-    println!("| records of | records | text | 1 thread | 2 threads | speed-up |");
-    println!("|---|---|---|---|---|---|");
-    let records = 10_000 / bench.scale;
-    for case in &cases {
-        batch_row(case, records, bench.scale, runs);
+    if part("binary") {
+        println!("\n## The binary on 16 MB files (MB/s, and in brackets the share of the library's parse rate; peak memory of `parse` against 3 x input + 16 MiB)\n");
+        println!("| input | size | library parse | `parse` (pretty) | `parse --compact` | `stream` | `parse` peak memory |");
+        println!("|---|---|---|---|---|---|---|");
+        let big = 16_000_000 / bench.scale;
+        for case in &cases {
+            let input = (case.generate)(big, 22);
+            let library = mb_per_s(
+                input.len(),
+                bench.time(|| library_parse(case.dialect, &input, &mut |_| 1)),
+            );
+            let file = temp_file(case.dialect, input.as_bytes());
+            binary_row(case, &file, input.len(), library, runs);
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+
+    if part("batch") {
+        println!("\n## `idiolect batch` over JSON Lines records (records of 0.5–4 KB, output to /dev/null)\n");
+        println!("| records of | records | text | 1 thread | 2 threads | speed-up |");
+        println!("|---|---|---|---|---|---|");
+        let records = 10_000 / bench.scale;
+        for case in &cases {
+            batch_row(case, records, bench.scale, runs);
+        }
     }
 }

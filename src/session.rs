@@ -193,11 +193,6 @@ fn push_value<T: Serialize>(value: &T, out: &mut Vec<Value>) {
     out.push(serde_json::to_value(value).unwrap_or(Value::Null));
 }
 
-/// A buffered writer over `out` with room for large writes.
-fn buffered(out: &mut dyn io::Write) -> io::BufWriter<&mut dyn io::Write> {
-    io::BufWriter::with_capacity(64 * 1024, out)
-}
-
 impl<M, F> TypedSession<M, F>
 where
     M: Machine,
@@ -303,11 +298,8 @@ where
                 self.fold.write_document(&mut rest, layout)?;
                 array.finish(&rest, out)
             }
-            _ => {
-                let mut writer = buffered(out);
-                self.fold.write_document(&mut writer, layout)?;
-                io::Write::flush(&mut writer)
-            }
+            // `write_document` buffers what it writes (`write_json_dyn`).
+            _ => self.fold.write_document(out, layout),
         }
     }
 

@@ -15,7 +15,7 @@ use super::event::{Event, Recovery};
 use super::tag::Attrs;
 use std::io;
 
-use crate::fold::{write_json, Fold, Layout};
+use crate::fold::{write_json_dyn, Fold, Layout};
 
 /// One annotation: a tag and its attributes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -193,11 +193,19 @@ impl DocumentFolder {
         let covered = &mut self.document.segments[first..last];
         if let Some((final_segment, others)) = covered.split_last_mut() {
             for segment in others {
-                segment.annotations.push(annotation.clone());
+                push_exact(&mut segment.annotations, annotation.clone());
             }
-            final_segment.annotations.push(annotation);
+            push_exact(&mut final_segment.annotations, annotation);
         }
     }
+}
+
+/// Pushes one annotation, growing the list by exactly one: most segments hold one
+/// or two, and a list grown by plain pushes would keep room for four in every
+/// segment of a long document.
+fn push_exact(annotations: &mut Vec<Annotation>, annotation: Annotation) {
+    annotations.reserve_exact(1);
+    annotations.push(annotation);
 }
 
 impl Fold<Event> for DocumentFolder {
@@ -271,8 +279,6 @@ impl Fold<Event> for DocumentFolder {
             .saturating_sub(1);
         for segment in &mut self.document.segments[self.released.min(settled)..settled] {
             segment.text = String::new();
-            // A list that grew by pushes has room for four: keep what it holds.
-            segment.annotations.shrink_to_fit();
         }
         self.released = self.released.max(settled);
     }
@@ -283,7 +289,7 @@ impl Fold<Event> for DocumentFolder {
             segments: SegmentsView(self),
             markers: &self.document.markers,
         };
-        write_json(out, &view, layout)
+        write_json_dyn(out, &view, layout)
     }
 
     fn into_document(self) -> Document {
