@@ -71,6 +71,20 @@ oracle!(
     "grammar/field-json.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(
+    llama3_json_oracle,
+    "grammar/llama3-json.pest",
+    "grammar/python-call.pest",
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
+);
+oracle!(
+    pythonic_oracle,
+    "grammar/pythonic.pest",
+    "grammar/python-call.pest",
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
+);
 oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
@@ -398,6 +412,16 @@ proptest! {
     #[test]
     fn mistral_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<mistral_oracle::Oracle>(&grammar_text(&["grammar/mistral.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn llama3_json_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<llama3_json_oracle::Oracle>(&grammar_text(&["grammar/llama3-json.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+    }
+
+    #[test]
+    fn pythonic_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
