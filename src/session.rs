@@ -337,6 +337,21 @@ where
     Ok(Box::new(TypedSession::new(machine, folder, bound)))
 }
 
+/// A session over a machine built outside the registry (a field family defined at
+/// run time, [`crate::field::custom::Family::open`]).
+pub(crate) fn open_machine<M, F>(
+    machine: M,
+    fold: F,
+    hold_back_bound: Option<usize>,
+) -> Box<dyn Session>
+where
+    M: Machine + 'static,
+    M::Event: Serialize + Spanned,
+    F: Fold<M::Event> + 'static,
+{
+    Box::new(TypedSession::new(machine, fold, hold_back_bound))
+}
+
 /// The transcript dialect's sessions: one machine per mode.
 fn open_transcript(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
     use crate::transcript::{
@@ -502,7 +517,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 14] = [
+pub(crate) const DIALECTS: [Dialect; 17] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -548,4 +563,7 @@ pub(crate) const DIALECTS: [Dialect; 14] = [
     crate::field::llama3_json::DIALECT,
     crate::field::pythonic::DIALECT,
     crate::field::reasoning::DIALECT,
+    crate::field::kimi_k2::DIALECT,
+    crate::field::minimax_m2::DIALECT,
+    crate::field::glm::DIALECT,
 ];

@@ -3,14 +3,16 @@
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
 //! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, LJ-15, PY-16, RS-10): parsing a rendered turn
+//!   (and so do the example families defined at run time, CF-1);
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15, GL-15): parsing a rendered turn
 //!   gives the turn back.
 
 use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, harmony, hermes, llama3_json, mistral, pythonic, qwen3_coder, reasoning, Delta,
-    DeltaMode, DeltaProjection, Document, Event, Item, Options,
+    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
+    qwen3_coder, reasoning, Delta, DeltaMode, DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -62,6 +64,22 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
             harmony::Parser::with_options(&shared()).expect("options"),
             chunks,
         ),
+        "glm" => run(
+            glm::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "kimi-k2" => run(
+            kimi_k2::Parser::with_options(&shared()).expect("options"),
+            chunks,
+        ),
+        "minimax-m2" => {
+            let options: minimax_m2::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                minimax_m2::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
         "mistral" => {
             let options: mistral::Options =
                 serde_json::from_value(options.clone()).expect("case options");
@@ -186,6 +204,47 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
                         .unwrap_or_else(|e| panic!("{} {label} {mode:?}: {e}", case.id()));
                     let want = expected(&doc, mode == DeltaMode::WholeCalls);
                     assert_eq!(got, want, "{} {label} {mode:?}", case.id());
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} runs");
+}
+
+/// The same for the example families defined at run time (spec/custom-family.md),
+/// each on the corpus of the built-in family it reproduces.
+#[test]
+fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_families() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for stem in ["hermes", "qwen3-coder", "kimi-k2", "minimax-m2"] {
+        let read = |ext: &str| {
+            let path = root.join(format!("examples/families/{stem}.{ext}"));
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        };
+        let family = field::custom::Family::new(&read("pest"), &read("json"))
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        for case in cases(stem) {
+            let options = family.options(&case.options).expect("case options");
+            for (label, chunks) in conformance::schedule(&case.input, &case.name) {
+                let mut parser = family.parser(&options);
+                let mut events: Vec<Event> = Vec::new();
+                chunks.iter().for_each(|c| events.extend(parser.feed(c)));
+                events.extend(parser.finish());
+                let mut folder = field::DocumentFolder::new(false);
+                events.iter().for_each(|e| folder.push(e));
+                let doc = folder.document().clone();
+                for mode in [DeltaMode::Live, DeltaMode::WholeCalls] {
+                    let deltas = DeltaProjection::project(mode, &events);
+                    let got = concatenate(&deltas)
+                        .unwrap_or_else(|e| panic!("{stem} {} {label} {mode:?}: {e}", case.id()));
+                    assert_eq!(
+                        got,
+                        expected(&doc, mode == DeltaMode::WholeCalls),
+                        "{stem} {} {label} {mode:?}",
+                        case.id()
+                    );
                 }
                 checked += 1;
             }
@@ -324,6 +383,26 @@ fn tools(pieces: &[Piece]) -> Options {
     serde_json::from_value(json!({ "tools": tools })).unwrap()
 }
 
+/// Whether every argument of `pieces` has the type `options` declare for it (a
+/// key used with two types in one tool's calls cannot be declared).
+fn consistent(pieces: &[Piece], options: &Options) -> bool {
+    pieces.iter().all(|p| match p {
+        Piece::Call(name, args) => args.iter().all(|(k, v)| {
+            let declared = options
+                .tool(name)
+                .and_then(|t| t.parameters.as_ref())
+                .and_then(|s| s["properties"][k]["type"].as_str().map(str::to_string));
+            let ty = match v {
+                Value::String(_) => "string",
+                Value::Bool(_) => "boolean",
+                _ => "integer",
+            };
+            declared.as_deref() == Some(ty)
+        }),
+        _ => true,
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -409,21 +488,44 @@ proptest! {
     }
 
     #[test]
+    fn kimi_k2_parses_a_rendered_turn_back(pieces in turn()) {
+        // Kimi writes an id per call: the renderer's `functions.NAME:INDEX` (KK-17).
+        let mut doc = document(&pieces);
+        for item in &mut doc.items {
+            if let Item::ToolCall { index, id, name, .. } = item {
+                *id = Some(format!("functions.{name}:{index}"));
+            }
+        }
+        let text = kimi_k2::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(kimi_k2::parse(&text, &Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn minimax_m2_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let tools = tools(&pieces);
+        prop_assume!(consistent(&pieces, &tools));
+        let options = minimax_m2::Options { start_in_reasoning: false, tools: tools.tools };
+        let text = minimax_m2::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(minimax_m2::parse(&text, &options), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn glm_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let options = tools(&pieces);
+        prop_assume!(consistent(&pieces, &options));
+        let text = glm::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(glm::parse(&text, &options), doc, "{:?}", text);
+    }
+
+    #[test]
     fn qwen3_coder_parses_a_rendered_turn_back(pieces in turn()) {
         // The same key twice in one tool's calls with different types cannot be
         // declared; keep the first type (the generator rarely repeats names).
         let doc = document(&pieces);
         let options = tools(&pieces);
-        let consistent = pieces.iter().all(|p| match p {
-            Piece::Call(name, args) => args.iter().all(|(k, v)| {
-                let declared = options.tool(name).and_then(|t| t.parameters.as_ref())
-                    .and_then(|s| s["properties"][k]["type"].as_str().map(str::to_string));
-                let ty = match v { Value::String(_) => "string", Value::Bool(_) => "boolean", _ => "integer" };
-                declared.as_deref() == Some(ty)
-            }),
-            _ => true,
-        });
-        prop_assume!(consistent);
+        prop_assume!(consistent(&pieces, &options));
         let text = qwen3_coder::render_turn(&doc).map_err(TestCaseError::fail)?;
         prop_assert_eq!(qwen3_coder::parse(&text, &options), doc, "{:?}", text);
     }

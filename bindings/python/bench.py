@@ -9,15 +9,21 @@ it; then measures the package on the same bytes. Prints Markdown tables:
 1. whole documents: `idiolect.parse` (str in, dict out) against the library's typed
    parse and against the session path writing compact JSON (what `parse` runs
    before it builds Python objects);
-2. many documents: `parse_many` on 1 and 2 threads against the session path on a
-   rayon pool of the same size, over the same input cut into records of ~4 KB;
-3. streaming: the cost of one `Parser.feed` call at 4-byte chunks (a token).
+2. many documents: `parse_many` on 1 and 2 threads against the typed library parse
+   on a rayon pool of the same size, over the same input cut into records of ~4 KB;
+3. streaming: the cost of one `Parser.feed` call at 4-byte chunks (a token), and
+   of one `ChatDeltas.feed` on a hermes transcript made here.
+
+The machine's load average (`os.getloadavg`) is printed before and after: on a
+shared machine every rate, the Rust side's too, is a fraction of an idle one's,
+and the thread columns mean little unless the load is below the core count.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import tempfile
 import time
@@ -62,12 +68,29 @@ def records_of(text, size=4096):
     return records
 
 
+def hermes_transcript(size):
+    """A hermes turn of about `size` bytes: reasoning, text and tool calls."""
+    unit = (
+        "<think>The user wants the weather; check the city first.</think>"
+        "Let me look that up for you.\n<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}'
+        "\n</tool_call>\n"
+    )
+    return unit * (size // len(unit) + 1)
+
+
+def load():
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4_000_000)
     parser.add_argument("--dialects", default="sections,anthropic-xml,plurnk,kindaxml,transcript")
     args = parser.parse_args()
     tool = rate_tool()
+    before = load()
     whole_rows, many_rows, feed_rows = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([str(tool), "gen", tmp, str(args.size)], check=True)
@@ -80,7 +103,7 @@ def main():
             py = mb / best_of(lambda: idiolect.parse(dialect, text))
             whole_rows.append(
                 f"| {dialect} | {mb:.1f} MB | {lib['library']:.0f} | {lib['session']:.0f} "
-                f"| {py:.0f} | {py / lib['library']:.2f} | {py / lib['session']:.2f} |"
+                f"| {py:.0f} | **{py / lib['library']:.2f}** | {py / lib['session']:.2f} |"
             )
 
             records = records_of(text)
@@ -88,14 +111,16 @@ def main():
             jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
             rates = {}
             for threads in (1, 2):
-                rates[("rust", threads)] = rust(tool, "many", dialect, jsonl, threads)["session"]
+                rates[("rust", threads)] = rust(tool, "many", dialect, jsonl, threads)["library"]
                 rates[("py", threads)] = mb / best_of(
                     lambda: idiolect.parse_many(dialect, records, threads=threads)
                 )
             many_rows.append(
                 f"| {dialect} | {len(records)} | {rates[('rust', 1)]:.0f} | {rates[('rust', 2)]:.0f} "
                 f"| {rates[('py', 1)]:.0f} | {rates[('py', 2)]:.0f} "
-                f"| {rates[('py', 2)] / rates[('py', 1)]:.2f} |"
+                f"| {rates[('py', 1)] / rates[('rust', 1)]:.2f} "
+                f"| {rates[('rust', 2)] / rates[('rust', 1)]:.2f} "
+                f"| **{rates[('py', 2)] / rates[('py', 1)]:.2f}** |"
             )
 
             sample = text.encode()[:262_144]
@@ -113,13 +138,36 @@ def main():
                 f"| {len(sample) / 1e6 / seconds:.1f} |"
             )
 
+    sample = hermes_transcript(262_144).encode()[:262_144]
+    chunks = [sample[i : i + 4] for i in range(0, len(sample), 4)]
+
+    def deltas():
+        d = idiolect.ChatDeltas("hermes")
+        for chunk in chunks:
+            d.feed(chunk)
+        d.finish()
+
+    seconds = best_of(deltas)
+    feed_rows.append(
+        f"| hermes (`ChatDeltas`) | {len(chunks)} | {seconds / len(chunks) * 1e6:.2f} µs "
+        f"| {len(sample) / 1e6 / seconds:.1f} |"
+    )
+
+    print(f"Before: {before}. After: {load()}.\n")
     print("## Whole documents (MB/s)\n")
-    print("| dialect | size | Rust library | Rust session → JSON | `idiolect.parse` | / library | / session |")
+    print(
+        "| dialect | size | Rust library | Rust session → JSON | `idiolect.parse` "
+        "| / library (target ≥ 0.7) | / session |"
+    )
     print("|---|---|---|---|---|---|---|")
     print("\n".join(whole_rows))
     print("\n## Many documents (MB/s; records of ~4 KB)\n")
-    print("| dialect | records | Rust 1 thread | Rust 2 threads | `parse_many` 1 thread | `parse_many` 2 threads | Python 2 / 1 |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| dialect | records | Rust library 1 thread | Rust library 2 threads "
+        "| `parse_many` 1 thread | `parse_many` 2 threads | Python 1 / Rust 1 "
+        "| Rust 2 / 1 | Python 2 / 1 (target ≥ 1.6) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(many_rows))
     print("\n## Streaming at 4-byte chunks (first 256 KiB of each input)\n")
     print("| dialect | feeds | per `feed` | MB/s |")

@@ -16,10 +16,13 @@ pub struct Cli {
 pub enum Command {
     /// Parse a whole document and print it as JSON.
     Parse {
-        /// The dialect (see `idiolect dialects`).
-        dialect: String,
+        /// The dialect (see `idiolect dialects`); left out with --grammar/--family.
+        #[arg(required_unless_present = "family")]
+        dialect: Option<String>,
         /// The input file; `-` or nothing reads stdin.
         file: Option<PathBuf>,
+        #[command(flatten)]
+        family: FamilyArgs,
         #[command(flatten)]
         options: OptionArgs,
         /// Give every item its byte span in the input.
@@ -31,10 +34,13 @@ pub enum Command {
     },
     /// Print events as NDJSON, one line per event, as soon as each is decided.
     Stream {
-        /// The dialect (see `idiolect dialects`).
-        dialect: String,
+        /// The dialect (see `idiolect dialects`); left out with --grammar/--family.
+        #[arg(required_unless_present = "family")]
+        dialect: Option<String>,
         /// The input file; `-` or nothing reads stdin (incrementally).
         file: Option<PathBuf>,
+        #[command(flatten)]
+        family: FamilyArgs,
         #[command(flatten)]
         options: OptionArgs,
         /// Feed the parser at most this many bytes at a time.
@@ -110,6 +116,17 @@ pub enum Command {
         #[arg(long, value_name = "DIR", default_value = "conformance")]
         root: PathBuf,
     },
+}
+
+/// A field family defined at run time (spec/custom-family.md), in place of a dialect.
+#[derive(Args, Debug, Default)]
+pub struct FamilyArgs {
+    /// The pest grammar of a field family defined at run time (with --family).
+    #[arg(long, value_name = "FILE", requires = "family")]
+    pub grammar: Option<PathBuf>,
+    /// The JSON description of that family (with --grammar; spec/custom-family.md).
+    #[arg(long, value_name = "FILE", requires = "grammar")]
+    pub family: Option<PathBuf>,
 }
 
 /// Options shared by the commands; they are merged into the dialect's JSON options.

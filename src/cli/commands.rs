@@ -4,9 +4,12 @@ use std::io::{BufWriter, Read, Write};
 
 use serde_json::Value;
 
-use super::args::{Cli, Command, OptionArgs};
+use std::path::PathBuf;
+
+use super::args::{Cli, Command, FamilyArgs, OptionArgs};
 use super::input::{build_options, plain, Source};
 use super::CliError;
+use idiolect::field::custom::{Family, FamilyError};
 use idiolect::fold::{Layout, WHOLE_PARSE_PIECE};
 use idiolect::session::{Dialect, Session};
 
@@ -24,11 +27,16 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
         Command::Parse {
             dialect,
             file,
+            family,
             options,
             spans,
             compact,
         } => {
-            let (_, session) = open(&dialect, &options, spans)?;
+            let (target, file) = target(dialect, file, &family)?;
+            let session = match &target {
+                Target::Dialect(name) => open(name, &options, spans)?.1,
+                Target::Custom(family) => open_custom(family, &options, spans)?,
+            };
             let layout = if compact {
                 Layout::Compact
             } else {
@@ -39,18 +47,25 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
         Command::Stream {
             dialect,
             file,
+            family,
             options,
             chunk_size,
             deltas,
             whole_calls,
         } => {
-            if deltas && !idiolect::field::is_family(&dialect) {
-                return Err(CliError::new(format!(
-                    "--deltas needs a field family ({}), not {dialect:?}",
-                    idiolect::field::FAMILIES.join(", ")
-                )));
-            }
-            let (_, mut session) = open(&dialect, &options, true)?;
+            let (target, file) = target(dialect, file, &family)?;
+            let mut session = match &target {
+                Target::Dialect(dialect) => {
+                    if deltas && !idiolect::field::is_family(dialect) {
+                        return Err(CliError::new(format!(
+                            "--deltas needs a field family ({}), not {dialect:?}",
+                            idiolect::field::FAMILIES.join(", ")
+                        )));
+                    }
+                    open(dialect, &options, true)?.1
+                }
+                Target::Custom(family) => open_custom(family, &options, true)?,
+            };
             // Only the events are printed: no document, so memory stays flat.
             session.stop_folding();
             let projection = deltas.then(|| {
@@ -145,6 +160,55 @@ fn find(name: &str) -> Result<&'static Dialect, CliError> {
             known.join(", ")
         ))
     })
+}
+
+/// What `parse` and `stream` run: a dialect by name, or a family defined at run time.
+enum Target {
+    Dialect(String),
+    Custom(Box<Family>),
+}
+
+/// The target and the input file: with --grammar/--family the one positional
+/// argument is the input file, not a dialect.
+fn target(
+    dialect: Option<String>,
+    file: Option<PathBuf>,
+    family: &FamilyArgs,
+) -> Result<(Target, Option<PathBuf>), CliError> {
+    let (Some(grammar), Some(description)) = (&family.grammar, &family.family) else {
+        let dialect = dialect.ok_or_else(|| CliError::new("no dialect given"))?;
+        return Ok((Target::Dialect(dialect), file));
+    };
+    if file.is_some() {
+        return Err(CliError::new(
+            "with --grammar and --family, give only the input file, not a dialect",
+        ));
+    }
+    let read = |path: &PathBuf| {
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::new(format!("{}: {}", path.display(), plain(&e))))
+    };
+    let (grammar_text, description_text) = (read(grammar)?, read(description)?);
+    let built = Family::new(&grammar_text, &description_text).map_err(|e| {
+        let path = match e {
+            FamilyError::Grammar(_) => grammar,
+            _ => description,
+        };
+        CliError::new(format!("{}: {e}", path.display()))
+    })?;
+    Ok((Target::Custom(Box::new(built)), dialect.map(PathBuf::from)))
+}
+
+/// Opens a session of a family defined at run time with the assembled options.
+fn open_custom(
+    family: &Family,
+    args: &OptionArgs,
+    spans: bool,
+) -> Result<Box<dyn Session>, CliError> {
+    let options = build_options("custom", args)?;
+    family
+        .open(&options, spans)
+        .map_err(|e| CliError::new(e.to_string()))
 }
 
 /// Finds the dialect and opens a session with the assembled options.

@@ -40,6 +40,9 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "llama3-json" => llama3_json(before, held),
         "pythonic" => pythonic(before, held),
         "reasoning" => reasoning(options, held),
+        "kimi-k2" => kimi_k2(held),
+        "minimax-m2" => minimax_m2(held),
+        "glm" => glm(held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -713,6 +716,176 @@ fn reasoning(options: &Value, held: &[u8]) -> bool {
         .iter()
         .filter(|(name, _)| accepted(name))
         .any(|(_, markers)| marker_prefix(held, markers))
+}
+
+/// The markers of kimi-k2 (KK-2).
+const KIMI_K2_MARKERS: [&str; 10] = [
+    "<think>",
+    "</think>",
+    "<|im_end|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+];
+
+/// KK-16: a viable prefix of a marker; whitespace (a calls section, or after a
+/// call's object) followed by a viable prefix of a marker; a call header, from its
+/// call-begin (bounded by its grammar: a 256-byte name, whitespace runs).
+fn kimi_k2(held: &[u8]) -> bool {
+    if marker_prefix(held, &KIMI_K2_MARKERS) || held.starts_with(b"<|tool_call_begin|>") {
+        return true;
+    }
+    let rest = skip_ws(held);
+    rest.is_empty() || marker_prefix(rest, &KIMI_K2_MARKERS)
+}
+
+/// The fixed markers of minimax-m2 (MM-2), and the openers with a name up to
+/// their `name`.
+const MINIMAX_M2_MARKERS: [&str; 8] = [
+    "<think>",
+    "</think>",
+    "<minimax:tool_call>",
+    "</minimax:tool_call>",
+    "<invoke",
+    "</invoke>",
+    "<parameter",
+    "</parameter>",
+];
+
+/// A viable prefix of a minimax-m2 marker, an invoke or parameter opener included
+/// up to its `>` (MM-2, MM-3: whitespace, `name`, `=`, a quoted name of 1 to 256
+/// bytes without `"`, `<`, `>` or a newline).
+fn mm_marker(held: &[u8]) -> bool {
+    if marker_prefix(held, &MINIMAX_M2_MARKERS) {
+        return true;
+    }
+    let Some(rest) = ["<invoke", "<parameter"]
+        .iter()
+        .find_map(|m| held.strip_prefix(m.as_bytes()))
+    else {
+        return false;
+    };
+    let after = skip_ws(rest);
+    if after.len() == rest.len() {
+        return false;
+    }
+    if b"name".starts_with(after) {
+        return true;
+    }
+    let Some(after) = after.strip_prefix(b"name") else {
+        return false;
+    };
+    let after = skip_ws(after);
+    let Some(after) = after.strip_prefix(b"=") else {
+        return after.is_empty();
+    };
+    let after = skip_ws(after);
+    let Some(quoted) = after.strip_prefix(b"\"") else {
+        return after.is_empty();
+    };
+    let name = quoted
+        .iter()
+        .take_while(|&&b| !matches!(b, b'"' | b'<' | b'>' | b'\n'))
+        .count();
+    if name > 256 {
+        return false;
+    }
+    match quoted.get(name) {
+        None => true,
+        Some(b'"') if name > 0 => skip_ws(&quoted[name + 1..]).is_empty(),
+        Some(_) => false,
+    }
+}
+
+/// MM-14: a viable prefix of a marker; the block opener, whitespace and a viable
+/// prefix of an invoke opener; whitespace and a viable prefix of a marker; inside a
+/// value, a parameter closer with whitespace and a viable prefix of what may follow.
+fn minimax_m2(held: &[u8]) -> bool {
+    if mm_marker(held) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"<minimax:tool_call>") {
+        let rest = skip_ws(rest);
+        if rest.is_empty() || mm_marker(rest) {
+            return true;
+        }
+    }
+    let after_ws = skip_ws(held);
+    if after_ws.is_empty() || mm_marker(after_ws) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"</parameter>") {
+        let rest = skip_ws(rest);
+        return rest.is_empty() || mm_marker(rest);
+    }
+    false
+}
+
+/// The markers of glm (GL-2).
+const GLM_MARKERS: [&str; 8] = [
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+];
+
+/// A glm name or key so far: at most 256 bytes without `stops`.
+fn glm_run(rest: &[u8], stops: &[u8]) -> usize {
+    rest.iter().take_while(|b| !stops.contains(b)).count()
+}
+
+/// GL-14: a viable prefix of a marker; a call opener with whitespace, a viable
+/// name, whitespace and a prefix of `<arg_key>` or `</tool_call>`; whitespace and a
+/// viable prefix of a marker; a key opener with the key so far, its closer,
+/// whitespace and a prefix of `<arg_value>`; a value closer with whitespace and a
+/// viable prefix of what may follow it.
+fn glm(held: &[u8]) -> bool {
+    if marker_prefix(held, &GLM_MARKERS) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"<tool_call>") {
+        let rest = skip_ws(rest);
+        let name = glm_run(rest, b" \t\r\n<>");
+        if name <= 256 {
+            let after = skip_ws(&rest[name..]);
+            if after.is_empty()
+                || (name > 0 && marker_prefix(after, &["<arg_key>", "</tool_call>"]))
+            {
+                return true;
+            }
+        }
+    }
+    let after_ws = skip_ws(held);
+    if after_ws.is_empty() || marker_prefix(after_ws, &GLM_MARKERS) {
+        return true;
+    }
+    if let Some(rest) = after_ws.strip_prefix(b"<arg_key>") {
+        let key = glm_run(rest, b"<\n");
+        if key > 256 {
+            return false;
+        }
+        let rest = &rest[key..];
+        if rest.is_empty() || (key > 0 && b"</arg_key>".starts_with(rest)) {
+            return true;
+        }
+        if let Some(after) = rest.strip_prefix(b"</arg_key>") {
+            return key > 0 && b"<arg_value>".starts_with(skip_ws(after));
+        }
+        return false;
+    }
+    if let Some(rest) = held.strip_prefix(b"</arg_value>") {
+        let rest = skip_ws(rest);
+        return rest.is_empty() || marker_prefix(rest, &["<arg_key>", "</tool_call>"]);
+    }
+    false
 }
 
 #[cfg(test)]

@@ -115,3 +115,30 @@ pub fn reasoning() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| compile(REASONING).expect("grammar/reasoning.pest compiles (tested)"))
 }
+
+/// The text of grammar/kimi-k2.pest.
+pub const KIMI_K2: &str = include_str!("../../grammar/kimi-k2.pest");
+
+/// The program of grammar/kimi-k2.pest with grammar/field-json.pest.
+pub fn kimi_k2() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| with_field_json(KIMI_K2, "grammar/kimi-k2.pest"))
+}
+
+/// The text of grammar/minimax-m2.pest.
+pub const MINIMAX_M2: &str = include_str!("../../grammar/minimax-m2.pest");
+
+/// The program of grammar/minimax-m2.pest.
+pub fn minimax_m2() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| compile(MINIMAX_M2).expect("grammar/minimax-m2.pest compiles (tested)"))
+}
+
+/// The text of grammar/glm.pest.
+pub const GLM: &str = include_str!("../../grammar/glm.pest");
+
+/// The program of grammar/glm.pest.
+pub fn glm() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| compile(GLM).expect("grammar/glm.pest compiles (tested)"))
+}

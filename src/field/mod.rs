@@ -108,18 +108,22 @@ macro_rules! family_glue {
     };
 }
 
+pub mod custom;
 pub mod deepseek;
 mod deltas;
 mod document;
 mod emitter;
 mod event;
+pub mod glm;
 pub mod grammars;
 pub mod harmony;
 pub mod hermes;
 pub mod json_arguments;
 pub mod json_scan;
+pub mod kimi_k2;
 mod llama;
 pub mod llama3_json;
+pub mod minimax_m2;
 pub mod mistral;
 mod options;
 mod probe;
@@ -149,6 +153,9 @@ pub const FAMILIES: &[&str] = &[
     "llama3-json",
     "pythonic",
     "reasoning",
+    "kimi-k2",
+    "minimax-m2",
+    "glm",
 ];
 
 /// Whether `dialect` is a field family.

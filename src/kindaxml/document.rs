@@ -11,8 +11,8 @@ use compact_str::CompactString;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::attrs::Attrs;
 use super::event::{Event, Recovery};
-use super::tag::Attrs;
 use std::io;
 
 use crate::fold::{write_json_dyn, Fold, Layout};

@@ -5,7 +5,7 @@ use compact_str::CompactString;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::tag::Attrs;
+use super::attrs::Attrs;
 use crate::span::Span;
 
 /// How an annotation's span was chosen (`recovery`, KX-22).

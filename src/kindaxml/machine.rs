@@ -2,27 +2,16 @@
 
 use compact_str::CompactString;
 
+use super::attrs::{self, AttrValue, Attrs};
+use super::candidate::{Candidate, UnitKind};
 use super::event::{Event, MarkupKind, Recovery};
 use super::options::{
     CdataUnclosed, Config, Options, OptionsProblem, SelfClosingTarget, Strategy, StrayEndTagPolicy,
     UnknownMode,
 };
-use super::probe::{TagProbe, UnitKind};
 use super::reach::{Forward, ForwardTracker, LineTracker};
-use super::tag::{self, AttrValue, Attrs};
 use crate::reentry::{Machine, Verdict};
 use crate::span::Span;
-
-/// A complete unit the probe delimited.
-struct Unit<'a> {
-    kind: UnitKind,
-    /// The whole unit, `<` to `>`.
-    text: &'a str,
-    /// The tag name (empty for a literal block opener).
-    name: &'a str,
-    /// Whether a start tag has attributes or junk to take apart.
-    needs_scan: bool,
-}
 
 /// A recognized tag whose annotation is not decided yet.
 #[derive(Clone, Debug)]
@@ -42,7 +31,10 @@ struct Open {
 #[derive(Clone, Debug)]
 pub struct KindaxmlMachine {
     config: Config,
-    probe: Option<TagProbe>,
+    /// Runs the grammar on the candidate tag at the start of the pending text.
+    candidate: Candidate,
+    /// Whether a candidate is being read.
+    probing: bool,
     in_cdata: bool,
     /// Length of the output text so far.
     out_len: usize,
@@ -66,7 +58,8 @@ impl KindaxmlMachine {
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
         let config = Config::new(options)?;
         Ok(KindaxmlMachine {
-            probe: None,
+            candidate: Candidate::new(),
+            probing: false,
             in_cdata: false,
             out_len: 0,
             line: LineTracker::new(config.retro_reach),
@@ -180,20 +173,18 @@ impl KindaxmlMachine {
         }
     }
 
-    /// Acts on a complete unit; returns false if it turns out to be text after all.
-    fn take_unit(&mut self, found: Unit<'_>, start: usize, out: &mut Vec<Event>) -> bool {
-        let unit = found.text;
+    /// Acts on the complete candidate `unit` (at absolute `start`); returns false if
+    /// it turns out to be text after all.
+    fn take_unit(&mut self, unit: &str, start: usize, out: &mut Vec<Event>) -> bool {
         let span = Span::new(start, start + unit.len());
-        match found.kind {
+        match self.candidate.kind() {
             UnitKind::CdataOpen => {
                 self.emit_markup(MarkupKind::CdataStart, span, out);
                 self.in_cdata = true;
                 true
             }
             UnitKind::End => {
-                // The probe recognizes end tags exactly; the name is all pest would
-                // find.
-                let Some(index) = self.config.lookup(found.name.as_bytes()) else {
+                let Some(index) = self.candidate.recognized() else {
                     return self.take_unknown(unit, span, false, out);
                 };
                 self.tag_read();
@@ -215,24 +206,16 @@ impl KindaxmlMachine {
                 true
             }
             UnitKind::Start => {
-                let Some(index) = self.config.lookup(found.name.as_bytes()) else {
+                let Some(index) = self.candidate.recognized() else {
                     return self.take_unknown(unit, span, true, out);
                 };
-                let parsed = if found.needs_scan {
-                    match tag::scan_start(unit, self.config.duplicates, &mut self.scratch) {
-                        Some(parsed) => parsed,
-                        None => return false,
-                    }
-                } else {
-                    // `<name ws* (/ ws*)? >`: nothing more to take apart.
-                    tag::StartTag {
-                        name: found.name,
-                        attrs: Attrs::new(),
-                        self_closing: unit[..unit.len() - 1]
-                            .trim_end_matches(['\r', '\n', ' ', '\t'])
-                            .ends_with('/'),
-                    }
-                };
+                let (captures, from) = self.candidate.rest_captures();
+                let parsed = attrs::read_start(
+                    &unit[from..],
+                    captures,
+                    self.config.duplicates,
+                    &mut self.scratch,
+                );
                 self.decide_unclosed(Span::empty(start), out);
                 let retro = self.line.retro_span();
                 self.line.anchor_here();
@@ -352,29 +335,17 @@ impl Machine for KindaxmlMachine {
                     }
                 }
             }
-            if let Some(probe) = self.probe.as_mut() {
-                let mut verdict = probe.resume(&bytes[at..], &self.config);
-                if verdict == Verdict::NeedMore && eof {
-                    verdict = probe.region_end();
-                }
-                let (kind, name) = (probe.kind(), probe.name());
-                let needs_scan = probe.needs_scan();
-                match verdict {
+            if self.probing {
+                match self.candidate.resume(&bytes[at..], &self.config, eof) {
                     Verdict::NeedMore => {
                         self.emit_text(&pending[run..at], base + run, out);
                         return at;
                     }
                     Verdict::Complete(len) => {
-                        self.probe = None;
+                        self.probing = false;
                         self.emit_text(&pending[run..at], base + run, out);
                         run = at;
-                        let unit = Unit {
-                            kind,
-                            text: &pending[at..at + len],
-                            name: &pending[at + name.start..at + name.end],
-                            needs_scan,
-                        };
-                        if self.take_unit(unit, base + at, out) {
+                        if self.take_unit(&pending[at..at + len], base + at, out) {
                             at += len;
                             run = at;
                         } else {
@@ -383,7 +354,7 @@ impl Machine for KindaxmlMachine {
                     }
                     Verdict::Rejected => {
                         // The `<` is text; scanning goes on right after it.
-                        self.probe = None;
+                        self.probing = false;
                         at += 1;
                     }
                 }
@@ -404,7 +375,8 @@ impl Machine for KindaxmlMachine {
             };
             at += k;
             if bytes[at] == b'<' {
-                self.probe = Some(TagProbe::new());
+                self.candidate.start(&self.config);
+                self.probing = true;
                 continue;
             }
             match bytes.get(at + 1) {

@@ -18,18 +18,16 @@
 //! assert_eq!(doc.segments[2].text, "Costs rose");
 //! ```
 
+mod attrs;
+mod candidate;
 mod document;
 mod event;
-// The pest grammar is the oracle the hand-written probes are tested against; the
-// library itself no longer exposes or runs its derived parser.
-#[cfg_attr(not(test), allow(dead_code))]
-mod grammar;
+pub(crate) mod grammar;
 mod machine;
 mod options;
-mod probe;
 mod reach;
-mod tag;
 
+pub use attrs::{AttrValue, Attrs};
 pub use document::{Annotation, Document, DocumentFolder, Marker, Segment};
 pub use event::{Event, MarkupKind, Recovery};
 pub use machine::KindaxmlMachine;
@@ -38,7 +36,6 @@ pub use options::{
     Strategy, StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_RETRO_OVERLAP, DEFAULT_MAX_TAG_BYTES,
     MAX_RETRO_OVERLAP_LIMIT,
 };
-pub use tag::{AttrValue, Attrs};
 
 use crate::fold::{self, DialectMachine, Spanned};
 use crate::reentry::Stream;
@@ -85,5 +82,7 @@ impl Spanned for Event {
 #[cfg(test)]
 const DIALECT: &crate::session::Dialect = &crate::session::DIALECTS[2];
 
+#[cfg(test)]
+mod tag_tests;
 #[cfg(test)]
 mod tests;

@@ -85,6 +85,13 @@ oracle!(
     "grammar/field-json.pest",
     "grammar/reasoning.pest"
 );
+oracle!(glm_oracle, "grammar/glm.pest");
+oracle!(minimax_m2_oracle, "grammar/minimax-m2.pest");
+oracle!(
+    kimi_k2_oracle,
+    "grammar/kimi-k2.pest",
+    "grammar/field-json.pest"
+);
 oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
@@ -228,6 +235,12 @@ impl Builder {
     /// One input: built from a random rule (or random characters), then perhaps
     /// damaged.
     fn input(&self, rng: &mut Rng) -> String {
+        let rule = &self.names[rng.below(self.names.len())];
+        self.input_from(rule, rng)
+    }
+
+    /// One input: built from `rule` (or random characters), then perhaps damaged.
+    fn input_from(&self, rule: &str, rng: &mut Rng) -> String {
         let mut out = String::new();
         if rng.chance(15) {
             for _ in 0..rng.below(16) {
@@ -235,7 +248,6 @@ impl Builder {
             }
             return out;
         }
-        let rule = &self.names[rng.below(self.names.len())];
         self.build(&self.rules[rule], rng, 0, &mut out);
         if rng.chance(40) {
             let mut chars: Vec<char> = out.chars().collect();
@@ -356,6 +368,41 @@ fn check_grammar<O: Oracle>(grammar: &str, seed: u64) -> Result<(), TestCaseErro
     Ok(())
 }
 
+/// The rules kindaxml's state machine starts the machine with (src/kindaxml/candidate.rs).
+const KINDAXML_ENTRY_RULES: [&str; 5] = [
+    "head",
+    "head_or_cdata",
+    "start_rest",
+    "end_rest",
+    "unknown_end_rest",
+];
+
+/// One input built from one of kindaxml's entry rules (so that most inputs are tags
+/// or near-misses of one), checked on every rule of the program the dialect runs,
+/// which captures only the rules its state machine reads.
+fn check_kindaxml_entry_rules(seed: u64) -> Result<(), TestCaseError> {
+    thread_local! {
+        static BUILDER: Builder = Builder::new(&grammar_text(&["grammar/kindaxml.pest"]));
+    }
+    let mut rng = Rng(seed | 1);
+    let rule = KINDAXML_ENTRY_RULES[rng.below(KINDAXML_ENTRY_RULES.len())];
+    let input = BUILDER.with(|builder| builder.input_from(rule, &mut rng));
+    let captured: Vec<String> = crate::kindaxml::grammar::CAPTURED
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    let program = crate::kindaxml::grammar::program();
+    match disagreement_capturing::<kindaxml_oracle::Oracle>(
+        program,
+        Some(&captured),
+        &input,
+        &mut rng,
+    ) {
+        Some(problem) => Err(TestCaseError::fail(problem)),
+        None => Ok(()),
+    }
+}
+
 fn grammar_text(files: &[&str]) -> String {
     files
         .iter()
@@ -387,6 +434,13 @@ proptest! {
     #[test]
     fn kindaxml_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<kindaxml_oracle::Oracle>(&grammar_text(&["grammar/kindaxml.pest"]), seed)?;
+    }
+
+    /// Every entry rule is checked on every case (`CASES` inputs each), in random
+    /// chunks, with the captures the dialect reads.
+    #[test]
+    fn kindaxml_entry_rules_on_the_dialects_program_agree_with_pest(seed in any::<u64>()) {
+        check_kindaxml_entry_rules(seed)?;
     }
 
     #[test]
@@ -422,6 +476,21 @@ proptest! {
     #[test]
     fn pythonic_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+    }
+
+    #[test]
+    fn kimi_k2_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<kimi_k2_oracle::Oracle>(&grammar_text(&["grammar/kimi-k2.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
+    fn minimax_m2_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<minimax_m2_oracle::Oracle>(&grammar_text(&["grammar/minimax-m2.pest"]), seed)?;
+    }
+
+    #[test]
+    fn glm_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<glm_oracle::Oracle>(&grammar_text(&["grammar/glm.pest"]), seed)?;
     }
 
     #[test]
@@ -551,6 +620,9 @@ fn every_grammar_of_the_crate_compiles() {
             "grammar/reasoning.pest",
         ],
         &["grammar/reasoning.pest"],
+        &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
+        &["grammar/minimax-m2.pest"],
+        &["grammar/glm.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());

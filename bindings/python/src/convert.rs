@@ -108,13 +108,6 @@ pub fn lines_into(py: Python<'_>, bytes: &[u8], list: &Bound<'_, PyList>) -> PyR
     Ok(())
 }
 
-/// The Python object of a `serde_json::Value`.
-pub fn from_value<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'py, PyAny>> {
-    Build(py)
-        .deserialize(value)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot convert a document: {e}")))
-}
-
 /// The Python type name of `obj`, for messages.
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()

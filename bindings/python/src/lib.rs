@@ -10,18 +10,18 @@
 use idiolect::fold::Layout;
 use idiolect::session::{Dialect, Session};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
-use rayon::prelude::*;
 use serde_json::Value;
-use std::sync::mpsc::{self, TryRecvError};
-use std::sync::Mutex;
 
 mod convert;
+mod deltas;
 mod parser;
+mod pyser;
+mod typed;
 
-use convert::{from_json, to_value, type_name};
+use convert::{to_value, type_name};
 
 create_exception!(
     idiolect,
@@ -92,7 +92,12 @@ fn text_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
 
 /// Parses `text` whole and returns the document as compact JSON: the path of
 /// `idiolect parse --compact` (the document is written as it is folded).
-fn whole(dialect: &Dialect, options: &Value, spans: bool, text: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn whole(
+    dialect: &Dialect,
+    options: &Value,
+    spans: bool,
+    text: &[u8],
+) -> Result<Vec<u8>, String> {
     let mut session = (dialect.open)(options, spans).map_err(|e| e.to_string())?;
     let mut out = Vec::with_capacity(text.len() + text.len() / 4 + 256);
     session
@@ -121,16 +126,13 @@ fn parse<'py>(
     let found = find(dialect)?;
     let options = options_value(options)?;
     let bytes = text_bytes(text, "text")?;
-    // Refuse bad options before releasing the GIL (and with their own exception).
+    // Refuse bad options with the CLI's message (and their own exception).
     drop(open(found, &options, spans)?);
-    let out = py
-        .detach(|| whole(found, &options, spans, bytes))
-        .map_err(PyRuntimeError::new_err)?;
-    from_json(py, &out)
+    typed::runner(found, &options).parse(py, &options, spans, bytes)
 }
 
-/// Parses many documents on a rayon pool with the GIL released; returns the
-/// documents in the order of `texts`.
+/// Parses many documents with the GIL released; returns the documents in the
+/// order of `texts`.
 #[pyfunction]
 #[pyo3(signature = (dialect, texts, options=None, threads=None, *, spans=false))]
 fn parse_many<'py>(
@@ -150,73 +152,19 @@ fn parse_many<'py>(
             type_name(texts)
         )));
     }
-    if threads == Some(0) {
-        return Err(PyValueError::new_err("threads must be at least 1"));
-    }
+    let threads = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => typed::Threads::Exactly(n),
+        None => typed::Threads::All,
+    };
     let objects: Vec<Bound<'py, PyAny>> = texts.try_iter()?.collect::<PyResult<_>>()?;
     let mut slices = Vec::with_capacity(objects.len());
     for (i, obj) in objects.iter().enumerate() {
         slices.push(text_bytes(obj, &format!("texts[{i}]"))?);
     }
-    let pool = match threads {
-        None => None,
-        Some(n) => Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?,
-        ),
-    };
-    // Workers parse without the GIL and send each record's JSON as it is done; this
-    // thread turns them into Python objects meanwhile (that needs the GIL, so it is
-    // serial), releasing the GIL whenever it waits.
-    let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; slices.len()];
-    let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<u8>, String>)>();
-    let receiver = Mutex::new(receiver);
-    let converted = std::thread::scope(|scope| -> PyResult<()> {
-        let (slices, options) = (&slices, &options);
-        scope.spawn(move || {
-            let parse_all = || {
-                slices
-                    .par_iter()
-                    .enumerate()
-                    .for_each_with(sender, |sender, (i, text)| {
-                        // A closed channel means the caller stopped on an error.
-                        let _ = sender.send((i, whole(found, options, spans, text)));
-                    })
-            };
-            match &pool {
-                Some(pool) => pool.install(parse_all),
-                None => parse_all(),
-            }
-        });
-        loop {
-            // Only this thread receives; the mutex makes the receiver shareable with
-            // the GIL-free closure that waits.
-            let next = match receiver.lock().map(|r| r.try_recv()) {
-                Ok(Ok(next)) => Some(next),
-                Ok(Err(TryRecvError::Empty)) => {
-                    py.detach(|| receiver.lock().ok().and_then(|r| r.recv().ok()))
-                }
-                _ => None,
-            };
-            let Some(next) = next else {
-                return Ok(());
-            };
-            let (i, out) = next;
-            let out = out.map_err(PyRuntimeError::new_err)?;
-            documents[i] = Some(from_json(py, &out)?);
-        }
-    });
-    // On an error the scope still waited for the workers to finish their records.
-    converted?;
-    let list = PyList::empty(py);
-    for document in documents {
-        let document =
-            document.ok_or_else(|| PyRuntimeError::new_err("a record was never parsed"))?;
-        list.append(document)?;
-    }
-    Ok(list)
+    let documents =
+        typed::runner(found, &options).parse_many(py, &options, spans, &slices, threads)?;
+    PyList::new(py, documents)
 }
 
 /// Renders `value` into the dialect's text, as `idiolect render DIALECT [WHAT]`.
@@ -251,6 +199,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_class::<parser::Parser>()?;
+    m.add_class::<deltas::ChatDeltas>()?;
     m.add("UnknownDialectError", py.get_type::<UnknownDialectError>())?;
     m.add("OptionsError", py.get_type::<OptionsError>())?;
     m.add("RenderError", py.get_type::<RenderError>())?;

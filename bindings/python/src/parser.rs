@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use serde_json::Value;
 
-use crate::convert::{from_value, lines_into};
+use crate::convert::lines_into;
+use crate::pyser::to_python;
 use crate::{find, open, options_value, text_bytes};
 
 /// A streaming parse of one input. Sessions are not `Send`, so a parser stays on
@@ -83,7 +84,7 @@ impl Parser {
 
     /// The document folded from the events so far (complete after `finish`).
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        from_value(py, self.session.document())
+        to_python(py, &self.session.document())
     }
 
     /// Whether the document is free of errors so far.

@@ -7,7 +7,10 @@ The native module does the work; this package re-exports it. See README.md.
 'think'
 """
 
+from typing import TypedDict
+
 from idiolect._native import (
+    ChatDeltas,
     OptionsError,
     Parser,
     RenderError,
@@ -20,8 +23,12 @@ from idiolect._native import (
 )
 
 __all__ = [
+    "ChatDeltas",
+    "Delta",
+    "FunctionDelta",
     "OptionsError",
     "Parser",
+    "ToolCallDelta",
     "RenderError",
     "UnknownDialectError",
     "__version__",
@@ -30,3 +37,33 @@ __all__ = [
     "parse_many",
     "render",
 ]
+
+
+class FunctionDelta(TypedDict, total=False):
+    """The `function` of a tool-call delta: `name` on the call's first delta, then
+    fragments of the `arguments` JSON text."""
+
+    name: str
+    arguments: str
+
+
+class _ToolCallDeltaBase(TypedDict):
+    index: int
+    function: FunctionDelta
+
+
+class ToolCallDelta(_ToolCallDeltaBase, total=False):
+    """One entry of a delta's `tool_calls`: `id` (None when the family writes none)
+    and `type` ("function") on the call's first delta."""
+
+    id: str | None
+    type: str
+
+
+class Delta(TypedDict, total=False):
+    """One OpenAI chat-completion delta (`choices[0].delta`), as `ChatDeltas` returns
+    it: only the keys that have something."""
+
+    content: str
+    reasoning: str
+    tool_calls: list[ToolCallDelta]

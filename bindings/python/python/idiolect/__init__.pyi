@@ -1,11 +1,15 @@
 """Type stubs of the idiolect package (checked against the module by mypy's stubtest in CI)."""
 
 from collections.abc import Iterable
-from typing import Any, Final, TypeAlias, final
+from typing import Any, Final, TypeAlias, TypedDict, final
 
 __all__ = [
+    "ChatDeltas",
+    "Delta",
+    "FunctionDelta",
     "OptionsError",
     "Parser",
+    "ToolCallDelta",
     "RenderError",
     "UnknownDialectError",
     "__version__",
@@ -88,3 +92,56 @@ class Parser:
     @property
     def dialect(self) -> str:
         """The dialect's name."""
+
+class FunctionDelta(TypedDict, total=False):
+    """The `function` of a tool-call delta: `name` on the call's first delta, then
+    fragments of the `arguments` JSON text."""
+
+    name: str
+    arguments: str
+
+class _ToolCallDeltaBase(TypedDict):
+    index: int
+    function: FunctionDelta
+
+class ToolCallDelta(_ToolCallDeltaBase, total=False):
+    """One entry of a delta's `tool_calls`: `id` (None when the family writes none)
+    and `type` ("function") on the call's first delta."""
+
+    id: str | None
+    type: str
+
+class Delta(TypedDict, total=False):
+    """One OpenAI chat-completion delta (`choices[0].delta`), as `ChatDeltas` returns
+    it: only the keys that have something."""
+
+    content: str
+    reasoning: str
+    tool_calls: list[ToolCallDelta]
+
+@final
+class ChatDeltas:
+    """A field family's output as OpenAI chat-completion deltas, one per fed chunk."""
+
+    def __new__(
+        cls,
+        dialect: str,
+        options: dict[str, _JSON] | None = None,
+        tools: list[dict[str, _JSON]] | None = None,
+        whole_calls: bool = False,
+    ) -> ChatDeltas: ...
+    def feed(self, chunk: str | bytes) -> Delta | None:
+        """Feeds a chunk of the model's output; returns the delta it decided, or None."""
+    def finish(self) -> Delta | None:
+        """Ends the output; returns the delta the end decided, or None."""
+    def reset(self) -> None:
+        """Starts over with the same family, options and mode, for a new output."""
+    @property
+    def finished(self) -> bool:
+        """Whether `finish` was called."""
+    @property
+    def dialect(self) -> str:
+        """The family's name."""
+    @property
+    def whole_calls(self) -> bool:
+        """Whether calls are released whole (`whole_calls=True`)."""

@@ -1,0 +1,282 @@
+//! The family description: the JSON file that maps a user grammar's rules onto the
+//! chat-turn model (spec/custom-family.md, CF-n). Unknown keys are refused at every
+//! level, so a misspelt key is an error naming it, never a silently ignored setting.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A family description, as read from its JSON file (CF-3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Description {
+    /// The family's name, used in messages (kebab-case by convention).
+    pub name: String,
+    /// One line saying what the family is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The default of the `start_in_reasoning` option for this family (CF-4).
+    #[serde(default)]
+    pub start_in_reasoning: bool,
+    /// Appends idiolect's JSON grammar (grammar/field-json.pest, entry rule
+    /// `json_object`) to the family's grammar before compiling it (CF-2).
+    #[serde(default)]
+    pub include_json_grammar: bool,
+    /// The entry rule the parsing machine runs in each mode (CF-5).
+    pub entries: Entries,
+    /// The rules whose captures mean something to the chat-turn model (CF-6).
+    pub captures: Captures,
+    /// How a call's arguments are written (CF-8, CF-9).
+    pub arguments: Arguments,
+    /// How captured names and parameter keys are cleaned (CF-7).
+    #[serde(default)]
+    pub names: NameCleaning,
+    /// Whether a call that breaks out of reasoning leaves the reasoning state, so
+    /// that prose after the call is answer text (CF-11).
+    #[serde(default)]
+    pub calls_end_reasoning: bool,
+    /// What the bytes of a block of calls cut short by the end of input are
+    /// (CF-12): `text` (the default) or `markup`.
+    #[serde(default)]
+    pub end_of_input_in_block: EndInBlock,
+}
+
+/// What the undecided bytes of a block of calls cut by the end of input are (CF-12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndInBlock {
+    /// The entry rule decides at the end of input, as pest would (`EOI`); a
+    /// candidate it does not match is prose.
+    #[default]
+    Text,
+    /// Markup: dropped, starting nothing.
+    Markup,
+}
+
+/// The entry rules, one per mode (CF-5).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Entries {
+    /// Run at each candidate byte in answer text (required).
+    pub text: String,
+    /// Run at each candidate byte in reasoning (default: `text`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Parameters encoding: run where a call's body continues (after the call
+    /// starts and after each value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_body: Option<String>,
+    /// Parameters encoding: run at each candidate byte inside a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_end: Option<String>,
+    /// JSON encoding: run where the arguments object ends (or, when no `{`
+    /// follows the call's start, where it would begin), and at each candidate byte
+    /// of malformed arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_end: Option<String>,
+    /// Run right after a call ended complete (default: none, prose follows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_call: Option<String>,
+    /// Run at each candidate byte after a malformed call (default: none, prose
+    /// follows at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<String>,
+}
+
+/// The captured rules and what they mean (CF-6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Captures {
+    /// The tool's name; a match that captures it starts a call (required, except
+    /// with the `json_call_object` encoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `json_call_object` encoding: the call's opener; a match holding it is
+    /// followed by the call object (required with that encoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_open: Option<String>,
+    /// The call's id, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The reasoning opener.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_open: Option<String>,
+    /// The reasoning closer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_close: Option<String>,
+    /// The opener of a block of calls: a match holding it ends open reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_open: Option<String>,
+    /// Parameters encoding: a parameter's key; a `call_body` match holding it
+    /// opens a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    /// Parameters encoding: the call's closer; a `call_body` match holding it ends
+    /// the call complete and runs `after_call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_close: Option<String>,
+    /// A marker cut by the end of input: a match holding it is markup and starts
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
+}
+
+/// How a call's arguments are written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "encoding", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Arguments {
+    /// One JSON object, kept as the model wrote it (CF-8).
+    Json {
+        /// The rule that matches the object from its `{` to its `}`.
+        object: String,
+    },
+    /// One JSON object holding the name and the arguments (CF-16), as hermes and
+    /// llama3-json write `{"name": ..., "arguments": {...}}`.
+    JsonCallObject {
+        /// The keys whose string value is the tool's name (the first that occurs
+        /// counts).
+        #[serde(default = "default_name_keys")]
+        name_keys: Vec<String>,
+        /// The keys whose value is the arguments (the first that occurs counts).
+        #[serde(default = "default_arguments_keys")]
+        arguments_keys: Vec<String>,
+    },
+    /// Key/value parameters, typed by the tools' schemas (CF-9).
+    Parameters {
+        /// Strip one newline right after a parameter's opener and one right before
+        /// its closer (the qwen3-coder template's newlines).
+        #[serde(default)]
+        strip_newlines: bool,
+    },
+}
+
+fn default_name_keys() -> Vec<String> {
+    vec!["name".to_string()]
+}
+
+fn default_arguments_keys() -> Vec<String> {
+    vec!["arguments".to_string(), "parameters".to_string()]
+}
+
+/// How captured names and keys are cleaned (CF-7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NameCleaning {
+    /// As captured.
+    #[default]
+    Verbatim,
+    /// Surrounding whitespace removed, then one pair of matching `"` or `'`.
+    TrimQuotes,
+}
+
+impl NameCleaning {
+    /// `raw` cleaned.
+    pub fn clean(self, raw: &str) -> String {
+        match self {
+            NameCleaning::Verbatim => raw.to_string(),
+            NameCleaning::TrimQuotes => {
+                let name = raw.trim();
+                for q in ['"', '\''] {
+                    if let Some(inner) = name.strip_prefix(q).and_then(|n| n.strip_suffix(q)) {
+                        return inner.to_string();
+                    }
+                }
+                name.to_string()
+            }
+        }
+    }
+}
+
+impl Arguments {
+    /// The encoding's name, as the description writes it.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Arguments::Json { .. } => "json",
+            Arguments::JsonCallObject { .. } => "json_call_object",
+            Arguments::Parameters { .. } => "parameters",
+        }
+    }
+}
+
+impl Description {
+    /// Every (key, rule) the description names, in a fixed order, with the keys
+    /// that the encoding requires checked (CF-3): `Err` names a missing key.
+    pub fn rules(&self) -> Result<Vec<(&'static str, &str)>, String> {
+        let e = &self.entries;
+        let c = &self.captures;
+        let mut named: Vec<(&'static str, Option<&str>)> = vec![
+            ("entries.text", Some(&e.text)),
+            ("entries.reasoning", e.reasoning.as_deref()),
+            ("entries.after_call", e.after_call.as_deref()),
+            ("entries.skip", e.skip.as_deref()),
+            ("captures.name", c.name.as_deref()),
+            ("captures.call_open", c.call_open.as_deref()),
+            ("captures.id", c.id.as_deref()),
+            ("captures.reasoning_open", c.reasoning_open.as_deref()),
+            ("captures.reasoning_close", c.reasoning_close.as_deref()),
+            ("captures.block_open", c.block_open.as_deref()),
+            ("captures.cut", c.cut.as_deref()),
+        ];
+        let required: &[&str] = match &self.arguments {
+            Arguments::Json { object } => {
+                named.push(("arguments.object", Some(object)));
+                named.push(("entries.arguments_end", e.arguments_end.as_deref()));
+                &["captures.name", "entries.arguments_end"]
+            }
+            Arguments::JsonCallObject { .. } => {
+                named.push(("entries.arguments_end", e.arguments_end.as_deref()));
+                &["captures.call_open", "entries.arguments_end"]
+            }
+            Arguments::Parameters { .. } => {
+                named.push(("entries.call_body", e.call_body.as_deref()));
+                named.push(("entries.value_end", e.value_end.as_deref()));
+                named.push(("captures.parameter", c.parameter.as_deref()));
+                named.push(("captures.call_close", c.call_close.as_deref()));
+                &[
+                    "captures.name",
+                    "entries.call_body",
+                    "entries.value_end",
+                    "captures.parameter",
+                ]
+            }
+        };
+        for key in required {
+            if named.iter().any(|(k, r)| k == key && r.is_none()) {
+                return Err(format!(
+                    "missing key `{key}` (required with arguments encoding `{}`)",
+                    self.arguments.encoding()
+                ));
+            }
+        }
+        let misplaced: &[(&str, bool)] = match &self.arguments {
+            Arguments::JsonCallObject { .. } => &[
+                ("captures.name", c.name.is_some()),
+                ("captures.id", c.id.is_some()),
+                ("entries.call_body", e.call_body.is_some()),
+                ("entries.value_end", e.value_end.is_some()),
+                ("captures.parameter", c.parameter.is_some()),
+                ("captures.call_close", c.call_close.is_some()),
+            ],
+            Arguments::Json { .. } => &[
+                ("captures.call_open", c.call_open.is_some()),
+                ("entries.call_body", e.call_body.is_some()),
+                ("entries.value_end", e.value_end.is_some()),
+                ("captures.parameter", c.parameter.is_some()),
+                ("captures.call_close", c.call_close.is_some()),
+            ],
+            Arguments::Parameters { .. } => &[
+                ("entries.arguments_end", e.arguments_end.is_some()),
+                ("captures.call_open", c.call_open.is_some()),
+            ],
+        };
+        if let Some((key, _)) = misplaced.iter().find(|(_, present)| *present) {
+            return Err(format!(
+                "key `{key}` does not apply to arguments encoding `{}`",
+                self.arguments.encoding()
+            ));
+        }
+        Ok(named
+            .into_iter()
+            .filter_map(|(k, r)| r.map(|r| (k, r)))
+            .collect())
+    }
+}

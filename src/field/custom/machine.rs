@@ -1,0 +1,848 @@
+//! The state machine of a family defined at run time: the chat-turn semantics of
+//! spec/custom-family.md, driven by the entry rules and captures its description
+//! names, on the parsing machine running the user's grammar.
+
+use std::sync::Arc;
+
+use crate::field::json_arguments::{is_json_ws, run};
+use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
+use crate::field::{Emitter, Event, Options};
+use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
+use crate::reentry::Machine;
+
+use super::description::NameCleaning;
+
+mod call_object;
+
+use call_object::{CallObject, ObjectStep};
+
+/// Nesting bound of the machine (pending calls and choices): deep JSON arguments
+/// are a syntax error where they reach it, never a native stack overflow.
+const DEPTH: usize = 1 << 16;
+
+/// The bytes at which an entry rule can start a match, found by running the rule
+/// on each possible first byte (CF-10).
+#[derive(Clone, Debug)]
+pub(crate) struct Finder {
+    bytes: Vec<u8>,
+    table: [bool; 256],
+}
+
+impl Finder {
+    fn new(program: &'static Program, rule: RuleId) -> Finder {
+        let mut machine = ParsingMachine::new(program);
+        machine.capture_only(&[]);
+        let mut table = [false; 256];
+        let firsts = (0u8..0x80).chain(0xC2..=0xF4);
+        for b in firsts {
+            machine.start(rule);
+            let viable = !matches!(
+                machine.resume(&[b]),
+                Outcome::Rejected { .. } | Outcome::TooDeep { .. }
+            );
+            table[b as usize] = viable;
+        }
+        let bytes = (0..=255u8).filter(|&b| table[b as usize]).collect();
+        Finder { bytes, table }
+    }
+
+    /// The first candidate in `hay`.
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        match self.bytes[..] {
+            [] => None,
+            [a] => memchr::memchr(a, hay),
+            [a, b] => memchr::memchr2(a, b, hay),
+            [a, b, c] => memchr::memchr3(a, b, c, hay),
+            _ => hay.iter().position(|&b| self.table[b as usize]),
+        }
+    }
+}
+
+/// An entry rule and its candidate bytes.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub(crate) rule: RuleId,
+    finder: Finder,
+}
+
+impl Entry {
+    pub(crate) fn new(program: &'static Program, rule: RuleId) -> Entry {
+        Entry {
+            rule,
+            finder: Finder::new(program, rule),
+        }
+    }
+}
+
+/// The captured rules, by meaning (CF-6).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Roles {
+    pub(crate) name: Option<RuleId>,
+    pub(crate) call_open: Option<RuleId>,
+    pub(crate) id: Option<RuleId>,
+    pub(crate) reasoning_open: Option<RuleId>,
+    pub(crate) reasoning_close: Option<RuleId>,
+    pub(crate) block_open: Option<RuleId>,
+    pub(crate) parameter: Option<RuleId>,
+    pub(crate) call_close: Option<RuleId>,
+    pub(crate) cut: Option<RuleId>,
+}
+
+/// A family compiled from its grammar and description.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub(crate) program: &'static Program,
+    pub(crate) text: Entry,
+    pub(crate) reasoning: Entry,
+    pub(crate) call_body: Option<Entry>,
+    pub(crate) value_end: Option<Entry>,
+    pub(crate) arguments_end: Option<Entry>,
+    pub(crate) after_call: Option<Entry>,
+    pub(crate) skip: Option<Entry>,
+    /// JSON encoding: the object rule.
+    pub(crate) object: Option<RuleId>,
+    /// `json_call_object` encoding: the keys of the call object.
+    pub(crate) call_object: Option<ObjectKeys>,
+    pub(crate) strip_newlines: bool,
+    pub(crate) roles: Roles,
+    pub(crate) captured: Vec<RuleId>,
+    pub(crate) names: NameCleaning,
+    pub(crate) calls_end_reasoning: bool,
+    pub(crate) end_in_block_markup: bool,
+    pub(crate) start_in_reasoning: bool,
+}
+
+/// The keys of a call object (`json_call_object` encoding, CF-16).
+#[derive(Clone, Debug)]
+pub(crate) struct ObjectKeys {
+    pub(crate) name: Vec<String>,
+    pub(crate) arguments: Vec<String>,
+}
+
+/// What a probe was started for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probing {
+    /// A marker in prose (answer text or reasoning).
+    Prose,
+    /// What follows a complete call.
+    AfterCall,
+    /// A call's body, between parameters.
+    CallBody,
+    /// A closer inside a value.
+    ValueEnd,
+    /// The end of JSON arguments: after the object, or where it would begin.
+    ArgumentsEnd { after_object: bool },
+    /// The end of malformed JSON arguments.
+    Recover,
+    /// The end of a malformed call.
+    Skip,
+    /// What follows a complete call object (CF-16).
+    ObjectEnd,
+}
+
+/// The parameter whose value is being read.
+#[derive(Clone, Debug)]
+struct Param {
+    prefix: String,
+    types: Option<Vec<String>>,
+    raw: String,
+    at_start: bool,
+    held_newline: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Mode {
+    Prose,
+    Probe(Probing),
+    /// JSON: after a call's start, before its object (whitespace is skipped).
+    BeforeArguments,
+    /// JSON: inside the object.
+    Arguments,
+    /// JSON: malformed arguments, up to the end rule.
+    Recover,
+    /// Parameters: inside a value.
+    Value,
+    /// After a malformed call.
+    Skip,
+    /// `json_call_object`: inside the call object.
+    Object(Box<CallObject>),
+}
+
+/// The state machine of a custom family, driven by the re-entry layer.
+#[derive(Clone, Debug)]
+pub struct CustomMachine {
+    family: Arc<Compiled>,
+    options: Options,
+    emitter: Emitter,
+    machine: ParsingMachine<'static>,
+    mode: Mode,
+    pos: usize,
+    /// Where the active probe, object or pending arguments start (absolute).
+    unit_start: usize,
+    reasoning: bool,
+    began: bool,
+    function: String,
+    params: usize,
+    param: Option<Param>,
+}
+
+fn char_len(text: &str, at: usize) -> usize {
+    text[at..].chars().next().map_or(1, char::len_utf8)
+}
+
+impl CustomMachine {
+    pub(crate) fn new(family: Arc<Compiled>, options: &Options) -> CustomMachine {
+        let mut machine = ParsingMachine::new(family.program);
+        machine.capture_only(&family.captured);
+        machine.set_depth_limit(DEPTH);
+        CustomMachine {
+            family,
+            options: options.clone(),
+            emitter: Emitter::new(),
+            machine,
+            mode: Mode::Prose,
+            pos: 0,
+            unit_start: 0,
+            reasoning: false,
+            began: false,
+            function: String::new(),
+            params: 0,
+            param: None,
+        }
+    }
+
+    fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if self.reasoning {
+            if !self.emitter.in_reasoning() {
+                self.emitter.markup(start, out);
+                self.emitter.reasoning_start(start, out);
+            }
+            self.emitter.reasoning(text, start, out);
+        } else {
+            self.emitter.text(text, start, out);
+        }
+    }
+
+    fn start_probe(&mut self, probing: Probing, at: usize) {
+        let f = &self.family;
+        let entry = match probing {
+            Probing::Prose if self.reasoning => &f.reasoning,
+            Probing::Prose => &f.text,
+            Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
+            Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
+            Probing::ValueEnd => f.value_end.as_ref().unwrap_or(&f.text),
+            Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::ObjectEnd => {
+                f.arguments_end.as_ref().unwrap_or(&f.text)
+            }
+            Probing::Skip => f.skip.as_ref().unwrap_or(&f.text),
+        };
+        self.machine.start(entry.rule);
+        self.unit_start = at;
+        self.pos = at;
+        self.mode = Mode::Probe(probing);
+    }
+
+    /// The text of the first closed capture of `rule` in the last match.
+    fn captured<'a>(&self, rule: Option<RuleId>, unit: &'a str) -> Option<&'a str> {
+        let rule = rule?;
+        self.machine
+            .captures()
+            .iter()
+            .find(|c| c.rule == rule && c.is_closed())
+            .map(|c| &unit[c.start..c.end])
+    }
+
+    /// A call (or a block of calls) begins at `start` inside reasoning: the
+    /// reasoning item ends, and with `calls_end_reasoning` so does the state.
+    fn leave_reasoning(&mut self, start: usize, out: &mut Vec<Event>) {
+        if self.emitter.in_reasoning() {
+            self.emitter.reasoning_end(true, start, out);
+        }
+        if self.family.calls_end_reasoning {
+            self.reasoning = false;
+        }
+    }
+
+    /// A prose or after-call match over `start..end` (CF-6).
+    fn marker(&mut self, start: usize, end: usize, unit: &str, out: &mut Vec<Event>) {
+        let roles = self.family.roles.clone();
+        self.pos = end;
+        self.mode = Mode::Prose;
+        if self.captured(roles.cut, unit).is_some() {
+            self.emitter.markup(end, out);
+        } else if self.captured(roles.call_open, unit).is_some() {
+            self.mode = Mode::Object(Box::new(CallObject::new(start)));
+        } else if let Some(raw) = self.captured(roles.name, unit) {
+            let name = self.family.names.clean(raw);
+            let id = self.captured(roles.id, unit).map(str::to_string);
+            self.leave_reasoning(start, out);
+            self.emitter.markup(start, out);
+            self.emitter.call_start(id, name.clone(), end, out);
+            if self.family.object.is_some() {
+                self.unit_start = end;
+                self.mode = Mode::BeforeArguments;
+            } else {
+                self.function = name;
+                self.params = 0;
+                self.start_probe(Probing::CallBody, end);
+            }
+        } else if self.captured(roles.reasoning_open, unit).is_some() {
+            self.emitter.reasoning_start(end, out);
+            self.reasoning = true;
+        } else if self.captured(roles.reasoning_close, unit).is_some() {
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(true, end, out);
+            } else {
+                self.emitter.markup(end, out);
+            }
+            self.reasoning = false;
+        } else if self.captured(roles.block_open, unit).is_some() {
+            // A block of calls opens: its body is what follows a call (CF-6).
+            self.leave_reasoning(start, out);
+            self.emitter.markup(end, out);
+            self.after_call(end);
+        } else {
+            self.emitter.markup(end, out);
+        }
+    }
+
+    /// Whether a probe undecided at the end of input is a block of calls cut short
+    /// whose bytes are markup (CF-12): `Some(true)` when its bytes hold a block
+    /// opener, `Some(false)` after a call, `None` when its rule decides.
+    fn cut_in_block(&self, probing: Probing) -> Option<bool> {
+        if !self.family.end_in_block_markup {
+            return None;
+        }
+        match probing {
+            Probing::AfterCall => Some(false),
+            Probing::Prose => {
+                let block = self.family.roles.block_open?;
+                self.machine
+                    .captures()
+                    .iter()
+                    .any(|c| c.rule == block && c.is_closed())
+                    .then_some(true)
+            }
+            _ => None,
+        }
+    }
+
+    /// After a complete call ending at `end`: the after-call rule, or prose.
+    fn after_call(&mut self, end: usize) {
+        if self.family.after_call.is_some() {
+            self.start_probe(Probing::AfterCall, end);
+        } else {
+            self.pos = end;
+            self.mode = Mode::Prose;
+        }
+    }
+
+    /// After a malformed call, at `at`: the skip rule, or prose.
+    fn skip(&mut self, at: usize) {
+        self.pos = at;
+        self.mode = if self.family.skip.is_some() {
+            Mode::Skip
+        } else {
+            Mode::Prose
+        };
+    }
+
+    fn matched(
+        &mut self,
+        probing: Probing,
+        start: usize,
+        end: usize,
+        unit: &str,
+        out: &mut Vec<Event>,
+    ) {
+        match probing {
+            Probing::Prose | Probing::AfterCall => self.marker(start, end, unit, out),
+            Probing::CallBody => {
+                let roles = self.family.roles.clone();
+                if let Some(raw) = self.captured(roles.parameter, unit) {
+                    let key = self.family.names.clean(raw);
+                    self.open_value(key, start, end, out);
+                } else {
+                    let closes = self.captured(roles.call_close, unit).is_some();
+                    self.function_close(true, end, out);
+                    if closes {
+                        self.after_call(end);
+                    } else {
+                        self.pos = end;
+                        self.mode = Mode::Prose;
+                    }
+                }
+            }
+            Probing::ValueEnd => {
+                self.value_close(start, out);
+                self.emitter.markup(end, out);
+                self.start_probe(Probing::CallBody, end);
+            }
+            Probing::ArgumentsEnd { after_object } => {
+                if !after_object {
+                    self.emitter.markup(start, out);
+                    self.emitter.arguments_delta("{}", end, out);
+                }
+                self.emitter.call_end(true, end, out);
+                self.after_call(end);
+            }
+            Probing::Recover => {
+                self.emitter.call_end(false, end, out);
+                self.after_call(end);
+            }
+            Probing::Skip | Probing::ObjectEnd => {
+                self.emitter.markup(end, out);
+                self.pos = end;
+                self.mode = Mode::Prose;
+            }
+        }
+    }
+
+    /// A probe at `start` was rejected; `cut`: it was still viable when the input
+    /// ended.
+    fn rejected(
+        &mut self,
+        probing: Probing,
+        start: usize,
+        cut: bool,
+        pending: &str,
+        base: usize,
+        out: &mut Vec<Event>,
+    ) {
+        let rel = start - base;
+        let len = if rel < pending.len() {
+            char_len(pending, rel)
+        } else {
+            0
+        };
+        match probing {
+            Probing::Prose => {
+                self.prose(&pending[rel..rel + len], start, out);
+                self.pos = start + len;
+                self.mode = Mode::Prose;
+            }
+            Probing::AfterCall | Probing::ObjectEnd => {
+                self.pos = start;
+                self.mode = Mode::Prose;
+            }
+            Probing::CallBody => {
+                self.param = None;
+                self.function_close(false, start, out);
+                self.skip(start);
+            }
+            Probing::ValueEnd => {
+                self.value_text(&pending[rel..rel + len], start, out);
+                self.pos = start + len;
+                self.mode = Mode::Value;
+            }
+            Probing::ArgumentsEnd { after_object: true } if cut => {
+                // The object is whole; the input ended before its end rule (CF-8).
+                let end = base + pending.len();
+                self.emitter.call_end(true, end, out);
+                self.pos = end;
+                self.mode = Mode::Prose;
+            }
+            Probing::ArgumentsEnd { .. } | Probing::Recover => {
+                // Malformed arguments: this character is arguments text (CF-8).
+                self.emitter
+                    .arguments_delta(&pending[rel..rel + len], start + len, out);
+                self.pos = start + len;
+                self.mode = Mode::Recover;
+            }
+            Probing::Skip => {
+                self.pos = start + len;
+                self.mode = Mode::Skip;
+            }
+        }
+    }
+
+    /// A parameter `key` whose opener spans `start..end` (CF-9).
+    fn open_value(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
+        let tool = self.options.tool(&self.function);
+        let types = declared_types(tool, &key);
+        let streams = streams_as_string(types.as_deref());
+        let types: Option<Vec<String>> = (!streams).then(|| {
+            types
+                .unwrap_or_default()
+                .iter()
+                .map(|t| t.to_string())
+                .collect()
+        });
+        let prefix = format!(
+            "{}{}:",
+            if self.params == 0 { "{" } else { "," },
+            serde_json::Value::String(key)
+        );
+        self.params += 1;
+        self.emitter.markup(start, out);
+        if streams {
+            self.emitter
+                .arguments_delta(&format!("{prefix}\""), end, out);
+        } else {
+            self.emitter.markup(end, out);
+        }
+        self.param = Some(Param {
+            prefix,
+            types,
+            raw: String::new(),
+            at_start: self.family.strip_newlines,
+            held_newline: false,
+        });
+        self.pos = end;
+        self.mode = Mode::Value;
+    }
+
+    /// Value text at `start`: streamed as an escaped JSON fragment, or collected
+    /// for typing at the close; a held newline goes first.
+    fn value_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        let Some(param) = self.param.as_mut() else {
+            return;
+        };
+        let mut piece = String::new();
+        if param.held_newline {
+            param.held_newline = false;
+            piece.push('\n');
+        }
+        piece.push_str(text);
+        if piece.is_empty() {
+            return;
+        }
+        match param.types {
+            None => {
+                let fragment = escape_fragment(&piece);
+                self.emitter
+                    .arguments_delta(&fragment, start + text.len(), out);
+            }
+            Some(_) => {
+                param.raw.push_str(&piece);
+                self.emitter.markup(start + text.len(), out);
+            }
+        }
+    }
+
+    /// The value ended at a closer that starts at `at` (a held newline is dropped).
+    fn value_close(&mut self, at: usize, out: &mut Vec<Event>) {
+        let Some(param) = self.param.take() else {
+            return;
+        };
+        let text = match &param.types {
+            None => "\"".to_string(),
+            Some(types) => {
+                let types: Vec<&str> = types.iter().map(String::as_str).collect();
+                format!("{}{}", param.prefix, typed_json(&param.raw, Some(&types)))
+            }
+        };
+        self.emitter.markup(at, out);
+        self.emitter.arguments_delta(&text, at, out);
+    }
+
+    /// The call ends (parameters encoding); its markup reaches `end`.
+    fn function_close(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
+        if complete {
+            let close = if self.params == 0 { "{}" } else { "}" };
+            self.emitter
+                .arguments_delta(close, self.emitter.covered(), out);
+        }
+        self.emitter.call_end(complete, end, out);
+    }
+
+    /// A run of value text at `self.pos` with no candidate in it; with
+    /// `strip_newlines`, a newline that ends it is held (CF-9).
+    fn value_run(&mut self, run: &str, out: &mut Vec<Event>) {
+        if self.family.strip_newlines {
+            if let Some(text) = run.strip_suffix('\n') {
+                self.value_text(text, self.pos, out);
+                if let Some(param) = self.param.as_mut() {
+                    param.held_newline = true;
+                }
+                return;
+            }
+        }
+        self.value_text(run, self.pos, out);
+    }
+
+    /// Scans value text from `self.pos`; false when more input is needed.
+    fn scan_value(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
+        let bytes = pending.as_bytes();
+        let end = base + bytes.len();
+        let rel = self.pos - base;
+        if let Some(param) = self.param.as_mut() {
+            if param.at_start {
+                match bytes.get(rel) {
+                    None if !eof => return false,
+                    Some(b'\n') => {
+                        param.at_start = false;
+                        self.pos += 1;
+                        self.emitter.markup(self.pos, out);
+                        return true;
+                    }
+                    _ => param.at_start = false,
+                }
+            }
+        }
+        let finder = &self
+            .family
+            .value_end
+            .as_ref()
+            .unwrap_or(&self.family.text)
+            .finder;
+        match finder.find(&bytes[rel..]) {
+            Some(k) => {
+                if k > 0 {
+                    self.value_run(&pending[rel..rel + k], out);
+                }
+                self.pos += k;
+                self.start_probe(Probing::ValueEnd, self.pos);
+                true
+            }
+            None => {
+                let all = &pending[rel..];
+                if eof {
+                    self.value_text(all, self.pos, out);
+                    self.pos = end;
+                    self.param = None;
+                    self.function_close(false, end, out);
+                    self.mode = Mode::Prose;
+                    return false;
+                }
+                if !all.is_empty() {
+                    self.value_run(all, out);
+                }
+                self.pos = end;
+                false
+            }
+        }
+    }
+
+    /// Reads the JSON object from `self.unit_start`; false when more input is needed.
+    fn read_object(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
+        let start = self.unit_start;
+        let unit = &pending[start - base..];
+        let end = base + pending.len();
+        let (outcome, cut) = run(&mut self.machine, unit, eof);
+        let emitted = self.pos - start;
+        let stop = match outcome {
+            Outcome::NeedMore => {
+                self.emitter.arguments_delta(&unit[emitted..], end, out);
+                self.pos = end;
+                return false;
+            }
+            Outcome::Matched { end: k } => {
+                self.emitter
+                    .arguments_delta(&unit[emitted..k], start + k, out);
+                self.start_probe(Probing::ArgumentsEnd { after_object: true }, start + k);
+                return true;
+            }
+            _ if cut => unit.len(),
+            Outcome::Rejected { furthest } => furthest,
+            Outcome::TooDeep { at } => at,
+        };
+        let mut stop = stop.clamp(emitted, unit.len());
+        while !unit.is_char_boundary(stop) {
+            stop += 1;
+        }
+        self.emitter
+            .arguments_delta(&unit[emitted..stop], start + stop, out);
+        self.pos = start + stop;
+        if cut {
+            self.emitter.call_end(false, end, out);
+            self.mode = Mode::Prose;
+            return false;
+        }
+        // A syntax error: the arguments run on to the end rule (CF-8).
+        self.mode = Mode::Recover;
+        true
+    }
+}
+
+impl Machine for CustomMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if !self.began {
+            self.began = true;
+            if self.options.start_in_reasoning {
+                self.reasoning = true;
+                self.emitter.reasoning_start(base, out);
+            }
+        }
+        let bytes = pending.as_bytes();
+        let end = base + bytes.len();
+        loop {
+            let mode = match std::mem::replace(&mut self.mode, Mode::Prose) {
+                Mode::Object(mut obj) => {
+                    match self.scan_object(&mut obj, pending, base, out) {
+                        ObjectStep::NeedMore => {
+                            self.mode = Mode::Object(obj);
+                            break;
+                        }
+                        ObjectStep::Complete(at) => {
+                            self.object_complete(*obj, at, pending, base, out)
+                        }
+                        ObjectStep::Invalid(at) => {
+                            self.object_invalid(*obj, at, pending, base, out)
+                        }
+                    }
+                    continue;
+                }
+                other => other,
+            };
+            self.mode = mode.clone();
+            match mode {
+                Mode::Object(_) => {}
+                Mode::Prose => {
+                    let rel = self.pos - base;
+                    let entry = if self.reasoning {
+                        &self.family.reasoning
+                    } else {
+                        &self.family.text
+                    };
+                    match entry.finder.find(&bytes[rel..]) {
+                        None => {
+                            self.prose(&pending[rel..], self.pos, out);
+                            self.pos = end;
+                            break;
+                        }
+                        Some(k) => {
+                            self.prose(&pending[rel..rel + k], self.pos, out);
+                            self.start_probe(Probing::Prose, self.pos + k);
+                        }
+                    }
+                }
+                Mode::Probe(probing) => {
+                    let start = self.unit_start;
+                    let unit = &pending[start - base..];
+                    let mut outcome = self.machine.resume(unit.as_bytes());
+                    let mut cut = false;
+                    if eof && outcome == Outcome::NeedMore {
+                        if let Some(block) = self.cut_in_block(probing) {
+                            if block {
+                                self.leave_reasoning(start, out);
+                            }
+                            self.emitter.markup(end, out);
+                            self.pos = end;
+                            self.mode = Mode::Prose;
+                            continue;
+                        }
+                        outcome = self.machine.finish(unit.as_bytes());
+                        cut = !matches!(outcome, Outcome::Matched { .. });
+                    }
+                    match outcome {
+                        Outcome::NeedMore => break,
+                        Outcome::Matched { end: len } => {
+                            self.matched(probing, start, start + len, unit, out)
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            self.rejected(probing, start, cut, pending, base, out)
+                        }
+                    }
+                }
+                Mode::BeforeArguments => {
+                    let rel = self.pos - base;
+                    let skipped = bytes[rel..].iter().take_while(|&&b| is_json_ws(b)).count();
+                    match bytes.get(rel + skipped) {
+                        None => {
+                            self.pos += skipped;
+                            if eof {
+                                self.emitter.call_end(false, end, out);
+                                self.mode = Mode::Prose;
+                            }
+                            break;
+                        }
+                        Some(b'{') => {
+                            self.pos += skipped;
+                            self.emitter.markup(self.pos, out);
+                            self.unit_start = self.pos;
+                            self.machine
+                                .start(self.family.object.expect("json encoding"));
+                            self.mode = Mode::Arguments;
+                        }
+                        Some(_) => {
+                            // No object: the end rule decides, from the first
+                            // byte after the call's start.
+                            let from = self.unit_start;
+                            self.start_probe(
+                                Probing::ArgumentsEnd {
+                                    after_object: false,
+                                },
+                                from,
+                            );
+                        }
+                    }
+                }
+                Mode::Arguments => {
+                    if !self.read_object(pending, base, eof, out) {
+                        break;
+                    }
+                }
+                Mode::Recover => {
+                    let rel = self.pos - base;
+                    let finder = &self
+                        .family
+                        .arguments_end
+                        .as_ref()
+                        .unwrap_or(&self.family.text)
+                        .finder;
+                    match finder.find(&bytes[rel..]) {
+                        None => {
+                            self.emitter.arguments_delta(&pending[rel..], end, out);
+                            self.pos = end;
+                            break;
+                        }
+                        Some(k) => {
+                            self.emitter
+                                .arguments_delta(&pending[rel..rel + k], self.pos + k, out);
+                            self.start_probe(Probing::Recover, self.pos + k);
+                        }
+                    }
+                }
+                Mode::Value => {
+                    if !self.scan_value(pending, base, eof, out) {
+                        break;
+                    }
+                }
+                Mode::Skip => {
+                    let rel = self.pos - base;
+                    let finder = &self
+                        .family
+                        .skip
+                        .as_ref()
+                        .unwrap_or(&self.family.text)
+                        .finder;
+                    match finder.find(&bytes[rel..]) {
+                        None => {
+                            self.emitter.markup(end, out);
+                            self.pos = end;
+                            break;
+                        }
+                        Some(k) => {
+                            self.emitter.markup(self.pos + k, out);
+                            self.start_probe(Probing::Skip, self.pos + k);
+                        }
+                    }
+                }
+            }
+        }
+        if eof {
+            if self.emitter.in_call() {
+                self.param = None;
+                self.emitter.call_end(false, end, out);
+            }
+            self.emitter.markup(end, out);
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(false, end, out);
+            }
+            return pending.len();
+        }
+        // The object being read stays in the buffer: the parsing machine re-reads
+        // the unit's bytes when it backtracks (their events are out already).
+        let keep = match self.mode {
+            Mode::Arguments => self.emitter.covered().min(self.unit_start),
+            _ => self.emitter.covered(),
+        };
+        keep.max(base) - base
+    }
+}

@@ -1,0 +1,314 @@
+//! Field families defined at run time: a user's pest grammar, compiled onto the
+//! parsing machine when the program runs, and a small JSON description that maps
+//! its rules onto the chat-turn model (which entry rule runs in which mode, which
+//! captured rule is a call's name, its id, a parameter's key, a reasoning marker).
+//! The result parses like a built-in family: the same events, document, options,
+//! delta projection and streaming contract. Rules: spec/custom-family.md (CF-n);
+//! the description's JSON Schema: spec/custom-family.schema.json.
+//!
+//! ```
+//! use idiolect::field::{custom::Family, Item, Options};
+//! let grammar = r#"
+//! call_open = { "<call " ~ name ~ ">" ~ &"{" }
+//! name = { (ASCII_ALPHANUMERIC | "_")+ }
+//! marker = _{ call_open }
+//! end = _{ "</call>" }
+//! "#;
+//! let description = r#"{
+//!   "name": "tiny", "include_json_grammar": true,
+//!   "entries": {"text": "marker", "arguments_end": "end"},
+//!   "captures": {"name": "name"},
+//!   "arguments": {"encoding": "json", "object": "json_object"}
+//! }"#;
+//! let family = Family::new(grammar, description).unwrap();
+//! let doc = family.parse("Hi <call f>{\"x\": 1}</call>", &Options::default());
+//! assert!(matches!(&doc.items[1], Item::ToolCall { name, complete: true, .. } if name == "f"));
+//! ```
+
+mod description;
+mod machine;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::Value;
+
+pub use description::{Arguments, Captures, Description, EndInBlock, Entries, NameCleaning};
+pub use machine::CustomMachine;
+
+use crate::field::grammars::FIELD_JSON;
+use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::fold::Fold;
+use crate::machine::{compile_capturing, CompileError, Program, RuleId};
+use crate::reentry::Stream;
+use crate::session::{OptionsError, Session};
+use machine::{Compiled, Entry, Roles};
+
+/// The streaming parser of a custom family: feed chunks, get [`Event`]s.
+pub type Parser = Stream<CustomMachine>;
+
+/// Why a family could not be built (CF-13). Each message is one line and names the
+/// key or the rule at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FamilyError {
+    /// The description is not valid JSON, or has an unknown, missing or mistyped key.
+    Description(String),
+    /// The description names a rule the grammar does not have.
+    UnknownRule {
+        /// The description's key (`captures.name`).
+        key: String,
+        /// The rule it names.
+        rule: String,
+    },
+    /// The grammar does not compile: pest refused it, or it uses a construct the
+    /// parsing machine does not support.
+    Grammar(String),
+}
+
+impl std::fmt::Display for FamilyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FamilyError::Description(message) => write!(f, "family description: {message}"),
+            FamilyError::UnknownRule { key, rule } => write!(
+                f,
+                "family description: key `{key}` names rule `{rule}`, which the grammar does not have"
+            ),
+            FamilyError::Grammar(message) => write!(f, "family grammar: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for FamilyError {}
+
+/// A pest error message on one line: its position and what it says.
+fn one_line(message: &str) -> String {
+    let at = message
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("-->").map(str::trim));
+    let what = message
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("= ").map(str::trim))
+        .unwrap_or_else(|| message.lines().next().unwrap_or("").trim());
+    match at {
+        Some(at) => format!("at {at}: {what}"),
+        None => what.to_string(),
+    }
+}
+
+fn grammar_error(e: CompileError) -> FamilyError {
+    match e {
+        CompileError::Pest(messages) => FamilyError::Grammar(format!(
+            "pest refused it: {}",
+            messages
+                .iter()
+                .map(|m| one_line(m))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        other => FamilyError::Grammar(other.to_string()),
+    }
+}
+
+/// Compiled programs by grammar text and captures. A program lives as long as the
+/// process (the parsing machine borrows it for `'static`); interning bounds that to
+/// one copy per distinct grammar, however many families are built from it.
+fn intern(grammar: &str, captures: &[&str]) -> Result<&'static Program, CompileError> {
+    type Key = (String, Vec<String>);
+    static PROGRAMS: OnceLock<Mutex<HashMap<Key, &'static Program>>> = OnceLock::new();
+    let key = (
+        grammar.to_string(),
+        captures.iter().map(|c| c.to_string()).collect(),
+    );
+    let programs = PROGRAMS.get_or_init(Default::default);
+    if let Some(program) = programs.lock().ok().and_then(|p| p.get(&key).copied()) {
+        return Ok(program);
+    }
+    let program: &'static Program = Box::leak(Box::new(compile_capturing(grammar, captures)?));
+    if let Ok(mut p) = programs.lock() {
+        p.insert(key, program);
+    }
+    Ok(program)
+}
+
+/// The JSON Schema (draft 2020-12) of a family description, as committed in
+/// spec/custom-family.schema.json.
+pub fn description_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Description)).unwrap_or(Value::Null)
+}
+
+/// A field family built at run time from a grammar and a description.
+#[derive(Clone, Debug)]
+pub struct Family {
+    description: Description,
+    compiled: Arc<Compiled>,
+}
+
+impl Family {
+    /// Builds a family from pest grammar text and the JSON text of its description.
+    pub fn new(grammar: &str, description: &str) -> Result<Family, FamilyError> {
+        let description: Description = serde_json::from_str(description)
+            .map_err(|e| FamilyError::Description(e.to_string()))?;
+        Family::from_description(grammar, description)
+    }
+
+    /// Builds a family from pest grammar text and a parsed description.
+    pub fn from_description(
+        grammar: &str,
+        description: Description,
+    ) -> Result<Family, FamilyError> {
+        let named = description.rules().map_err(FamilyError::Description)?;
+        let text = if description.include_json_grammar {
+            format!("{grammar}\n{FIELD_JSON}")
+        } else {
+            grammar.to_string()
+        };
+        // Check the names first, so that a wrong name is reported as the key's.
+        let all = intern(&text, &[]).map_err(grammar_error)?;
+        for (key, rule) in &named {
+            if all.rule(rule).is_none() {
+                return Err(FamilyError::UnknownRule {
+                    key: key.to_string(),
+                    rule: rule.to_string(),
+                });
+            }
+        }
+        let captured_names: Vec<&str> = named
+            .iter()
+            .filter(|(k, _)| k.starts_with("captures."))
+            .map(|(_, r)| *r)
+            .collect();
+        let program = intern(&text, &captured_names).map_err(grammar_error)?;
+        let rule = |name: &str| -> RuleId {
+            program
+                .rule(name)
+                .expect("every named rule was checked against the grammar")
+        };
+        let opt = |name: &Option<String>| name.as_deref().map(rule);
+        let entry = |name: &str| Entry::new(program, rule(name));
+        let e = &description.entries;
+        let c = &description.captures;
+        let roles = Roles {
+            name: opt(&c.name),
+            call_open: opt(&c.call_open),
+            id: opt(&c.id),
+            reasoning_open: opt(&c.reasoning_open),
+            reasoning_close: opt(&c.reasoning_close),
+            block_open: opt(&c.block_open),
+            parameter: opt(&c.parameter),
+            call_close: opt(&c.call_close),
+            cut: opt(&c.cut),
+        };
+        let captured = [
+            roles.name,
+            roles.call_open,
+            roles.id,
+            roles.reasoning_open,
+            roles.reasoning_close,
+            roles.block_open,
+            roles.parameter,
+            roles.call_close,
+            roles.cut,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let (object, strip_newlines) = match &description.arguments {
+            Arguments::Json { object } => (Some(rule(object)), false),
+            Arguments::JsonCallObject { .. } => (None, false),
+            Arguments::Parameters { strip_newlines } => (None, *strip_newlines),
+        };
+        let call_object = match &description.arguments {
+            Arguments::JsonCallObject {
+                name_keys,
+                arguments_keys,
+            } => Some(machine::ObjectKeys {
+                name: name_keys.clone(),
+                arguments: arguments_keys.clone(),
+            }),
+            _ => None,
+        };
+        let compiled = Compiled {
+            program,
+            text: entry(&e.text),
+            reasoning: entry(e.reasoning.as_deref().unwrap_or(&e.text)),
+            call_body: e.call_body.as_deref().map(entry),
+            value_end: e.value_end.as_deref().map(entry),
+            arguments_end: e.arguments_end.as_deref().map(entry),
+            after_call: e.after_call.as_deref().map(entry),
+            skip: e.skip.as_deref().map(entry),
+            object,
+            call_object,
+            strip_newlines,
+            roles,
+            captured,
+            names: description.names,
+            calls_end_reasoning: description.calls_end_reasoning,
+            end_in_block_markup: description.end_of_input_in_block == EndInBlock::Markup,
+            start_in_reasoning: description.start_in_reasoning,
+        };
+        Ok(Family {
+            description,
+            compiled: Arc::new(compiled),
+        })
+    }
+
+    /// The family's description.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The family's options from JSON (`null`: all defaults): the field options of
+    /// FD-3, with `start_in_reasoning` defaulting to the description's (CF-4).
+    pub fn options(&self, options: &Value) -> Result<Options, OptionsError> {
+        let mut parsed: Options = crate::session::options_from_json("custom", options)?;
+        if options.get("start_in_reasoning").is_none() {
+            parsed.start_in_reasoning = self.compiled.start_in_reasoning;
+        }
+        Ok(parsed)
+    }
+
+    /// The family's default options (the description's start state, no tools).
+    pub fn default_options(&self) -> Options {
+        Options {
+            start_in_reasoning: self.compiled.start_in_reasoning,
+            tools: Vec::new(),
+        }
+    }
+
+    /// The state machine for these options, to drive with the re-entry layer.
+    pub fn machine(&self, options: &Options) -> CustomMachine {
+        CustomMachine::new(self.compiled.clone(), options)
+    }
+
+    /// A streaming parser for these options.
+    pub fn parser(&self, options: &Options) -> Parser {
+        Stream::new(self.machine(options))
+    }
+
+    /// Parses a whole document (the streaming machinery, fed once).
+    pub fn parse(&self, input: &str, options: &Options) -> Document {
+        self.parse_events(input, options).0
+    }
+
+    /// Parses a whole document and also returns its events.
+    pub fn parse_events(&self, input: &str, options: &Options) -> (Document, Vec<Event>) {
+        let mut parser = self.parser(options);
+        let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
+        events.extend(parser.finish());
+        let mut folder = DocumentFolder::new(false);
+        events.iter().for_each(|e| folder.push(e));
+        (folder.into_document(), events)
+    }
+
+    /// A session of the registry's kind (JSON options in, JSON events and
+    /// document out), as the CLI and the conformance runner drive a dialect.
+    pub fn open(&self, options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+        let options = self.options(options)?;
+        Ok(crate::session::open_machine(
+            self.machine(&options),
+            DocumentFolder::new(spans),
+            None,
+        ))
+    }
+}

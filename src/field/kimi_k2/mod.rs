@@ -1,0 +1,37 @@
+//! The kimi-k2 family (Kimi-K2 Instruct, 0905, Thinking): a section
+//! `<|tool_calls_section_begin|>…<|tool_calls_section_end|>` (or the singular
+//! `tool_call_section` spelling) of calls
+//! `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>`;
+//! the written id is the call id; reasoning in `<think>…</think>`, ended by a tool
+//! section when the model forgets `</think>`. Rules: spec/kimi-k2.md,
+//! spec/field-json-arguments.md.
+//!
+//! ```
+//! use idiolect::field::{kimi_k2, Item, Options};
+//! let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0\
+//!             <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>\
+//!             <|tool_calls_section_end|>";
+//! let doc = kimi_k2::parse(text, &Options::default());
+//! assert!(matches!(&doc.items[0], Item::ToolCall { id: Some(id), name, complete: true, .. }
+//!     if id == "functions.get_weather:0" && name == "get_weather"));
+//! ```
+
+mod machine;
+mod render;
+
+pub use machine::KimiK2Machine;
+pub use render::{render_calls, render_results, render_turn};
+
+use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::session;
+
+family_glue!(KimiK2Machine, "kimi-k2");
+
+/// The kimi-k2 family for the dynamic layer.
+pub const DIALECT: session::Dialect = session::Dialect {
+    name: "kimi-k2",
+    summary: "Kimi-K2 tool calls: <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> in a tool-calls section; reasoning in <think>",
+    open: session::open::<KimiK2Machine>,
+    render: Some(render::render),
+    schemas: session::schemas::<Options, Document>,
+};

@@ -1,0 +1,59 @@
+//! The minimax-m2 family (MiniMax-M2): a call block `<minimax:tool_call>` holding
+//! `<invoke name="N">` elements with `<parameter name="K">V</parameter>` children,
+//! values raw and typed by the request's tool schema (FD-6), argument order kept;
+//! reasoning in `<think>…</think>`, and the output starts inside it by default.
+//! Rules: spec/minimax-m2.md.
+//!
+//! ```
+//! use idiolect::field::{minimax_m2, Item};
+//! let text = "Paris is in France.</think><minimax:tool_call>\n<invoke name=\"get_weather\">\n\
+//!             <parameter name=\"city\">Paris</parameter>\n</invoke>\n</minimax:tool_call>";
+//! let doc = minimax_m2::parse(text, &minimax_m2::Options::default());
+//! assert!(matches!(&doc.items[0], Item::Reasoning { closed: true, .. }));
+//! assert!(matches!(&doc.items[1], Item::ToolCall { arguments, complete: true, .. }
+//!     if arguments == "{\"city\":\"Paris\"}"));
+//! ```
+
+mod machine;
+mod render;
+
+pub use machine::MinimaxM2Machine;
+pub use render::{render_calls, render_results, render_turn};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::field::{Document, DocumentFolder, Event, Tool};
+use crate::session;
+
+/// The minimax-m2 options (MM-1): the two keys of every field family, with
+/// `start_in_reasoning` true by default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Whether the output starts inside reasoning. Default `true`: MiniMax-M2's
+    /// chat template ends every generation prompt with `<think>` (MM-1).
+    pub start_in_reasoning: bool,
+    /// The tools of the request, with their JSON Schemas (they type the values).
+    pub tools: Vec<Tool>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            start_in_reasoning: true,
+            tools: Vec::new(),
+        }
+    }
+}
+
+family_glue!(MinimaxM2Machine, "minimax-m2");
+
+/// The minimax-m2 family for the dynamic layer.
+pub const DIALECT: session::Dialect = session::Dialect {
+    name: "minimax-m2",
+    summary: "MiniMax-M2 tool calls: <minimax:tool_call><invoke name=\"N\"><parameter name=\"K\">value</parameter></invoke>, typed by the tools' schemas; starts inside <think> reasoning",
+    open: session::open::<MinimaxM2Machine>,
+    render: Some(render::render),
+    schemas: session::schemas::<Options, Document>,
+};
