@@ -104,32 +104,48 @@ impl DeltaProjection {
     /// Projects one event; pushes the deltas it releases (none for markup).
     pub fn push(&mut self, event: &Event, out: &mut Vec<Delta>) {
         match event {
+            Event::Text { text, .. } | Event::ReasoningDelta { text, .. } if text.is_empty() => {}
+            Event::Text { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ArgumentsDelta { .. } => self.push_owned(event.clone(), out),
+            Event::ToolCallEnd {
+                index, complete, ..
+            } => self.end_call(*index, *complete, out),
+            _ => {}
+        }
+    }
+
+    /// [`DeltaProjection::push`] for an event the caller gives up (as it comes out
+    /// of a parser's `feed`): its texts move into the deltas instead of being copied.
+    pub fn push_owned(&mut self, event: Event, out: &mut Vec<Delta>) {
+        match event {
             Event::Text { text, .. } if !text.is_empty() => out.push(Delta {
-                content: Some(text.clone()),
+                content: Some(text),
                 ..Delta::default()
             }),
             Event::ReasoningDelta { text, .. } if !text.is_empty() => out.push(Delta {
-                reasoning: Some(text.clone()),
+                reasoning: Some(text),
                 ..Delta::default()
             }),
             Event::ToolCallStart {
                 index, id, name, ..
             } => match self.mode {
                 DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
-                    index: *index,
-                    id: Some(id.clone()),
+                    index,
+                    id: Some(id),
                     kind: Some("function".into()),
                     function: FunctionDelta {
-                        name: Some(name.clone()),
+                        name: Some(name),
                         arguments: None,
                     },
                 })),
                 DeltaMode::WholeCalls => {
                     self.held.insert(
-                        *index,
+                        index,
                         HeldCall {
-                            id: id.clone(),
-                            name: name.clone(),
+                            id,
+                            name,
                             arguments: String::new(),
                         },
                     );
@@ -137,38 +153,41 @@ impl DeltaProjection {
             },
             Event::ArgumentsDelta { index, text, .. } if !text.is_empty() => match self.mode {
                 DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
-                    index: *index,
+                    index,
                     id: None,
                     kind: None,
                     function: FunctionDelta {
                         name: None,
-                        arguments: Some(text.clone()),
+                        arguments: Some(text),
                     },
                 })),
                 DeltaMode::WholeCalls => {
-                    if let Some(call) = self.held.get_mut(index) {
-                        call.arguments.push_str(text);
+                    if let Some(call) = self.held.get_mut(&index) {
+                        call.arguments.push_str(&text);
                     }
                 }
             },
             Event::ToolCallEnd {
                 index, complete, ..
-            } => {
-                if let Some(call) = self.held.shift_remove(index) {
-                    if *complete {
-                        out.push(Delta::call(ToolCallDelta {
-                            index: *index,
-                            id: Some(call.id),
-                            kind: Some("function".into()),
-                            function: FunctionDelta {
-                                name: Some(call.name),
-                                arguments: Some(call.arguments),
-                            },
-                        }));
-                    }
-                }
-            }
+            } => self.end_call(index, complete, out),
             _ => {}
+        }
+    }
+
+    /// Call `index` ended: a held call is released when it is complete.
+    fn end_call(&mut self, index: usize, complete: bool, out: &mut Vec<Delta>) {
+        if let Some(call) = self.held.shift_remove(&index) {
+            if complete {
+                out.push(Delta::call(ToolCallDelta {
+                    index,
+                    id: Some(call.id),
+                    kind: Some("function".into()),
+                    function: FunctionDelta {
+                        name: Some(call.name),
+                        arguments: Some(call.arguments),
+                    },
+                }));
+            }
         }
     }
 

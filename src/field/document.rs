@@ -1,11 +1,14 @@
 //! The folded chat turn: `{"items": [...]}`.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::event::Event;
 use crate::fold::Fold;
+use crate::reentry::{Machine, Stream};
 use crate::span::Span;
 
 /// One item of a chat turn.
@@ -115,89 +118,140 @@ impl DocumentFolder {
     }
 }
 
-impl Fold<Event> for DocumentFolder {
-    type Document = Document;
-
-    fn push(&mut self, event: &Event) {
-        let spans = self.spans;
-        let items = &mut self.document.items;
+impl DocumentFolder {
+    /// Folds one more event in, taking it by value: its texts and its input move
+    /// into the document instead of being copied ([`Fold::push`] copies them).
+    pub fn push_owned(&mut self, event: Event) {
         match event {
-            Event::ReasoningStart { span } => {
-                items.push(Item::Reasoning {
-                    text: String::new(),
-                    closed: false,
-                    span: spans.then_some(*span),
-                });
-            }
-            Event::ReasoningDelta { text, span } => {
-                if let Some(Item::Reasoning {
-                    text: t, span: s, ..
-                }) = items.last_mut()
-                {
-                    t.push_str(text);
-                    extend(s, *span);
-                }
-            }
-            Event::ReasoningEnd { closed, span } => {
-                if let Some(Item::Reasoning {
-                    closed: c, span: s, ..
-                }) = items.last_mut()
-                {
-                    *c = *closed;
-                    extend(s, *span);
-                }
-            }
-            Event::Text { text, span } => match items.last_mut() {
-                Some(Item::Text { text: t, span: s }) => {
-                    t.push_str(text);
-                    extend(s, *span);
-                }
-                _ => items.push(Item::Text {
-                    text: text.clone(),
-                    span: spans.then_some(*span),
-                }),
-            },
+            Event::ReasoningStart { span } => self.reasoning_start(span),
+            Event::ReasoningDelta { text, span } => self.reasoning(&text, span),
+            Event::ReasoningEnd { closed, span } => self.reasoning_end(closed, span),
+            Event::Text { text, span } => self.text(Cow::Owned(text), span),
             Event::ToolCallStart {
                 index,
                 id,
                 name,
                 span,
-            } => items.push(Item::ToolCall {
-                index: *index,
-                id: id.clone(),
-                name: name.clone(),
-                arguments: String::new(),
-                input: Value::Null,
-                complete: false,
-                span: spans.then_some(*span),
-            }),
+            } => self.call_start(index, id, name, span),
             Event::ArgumentsDelta { index, text, span } => {
-                if let Some(Item::ToolCall {
-                    arguments, span: s, ..
-                }) = self.call(*index)
-                {
-                    arguments.push_str(text);
-                    extend(s, *span);
-                }
+                self.arguments(index, Cow::Owned(text), span)
             }
             Event::ToolCallEnd {
                 index,
                 complete,
                 input,
                 span,
-            } => {
-                if let Some(Item::ToolCall {
-                    complete: c,
-                    input: i,
-                    span: s,
-                    ..
-                }) = self.call(*index)
-                {
-                    *c = *complete;
-                    *i = input.clone();
-                    extend(s, *span);
-                }
+            } => self.call_end(index, complete, Cow::Owned(input), span),
+            Event::Markup { .. } => {}
+        }
+    }
+
+    fn reasoning_start(&mut self, span: Span) {
+        self.document.items.push(Item::Reasoning {
+            text: String::new(),
+            closed: false,
+            span: self.spans.then_some(span),
+        });
+    }
+
+    fn reasoning(&mut self, text: &str, span: Span) {
+        if let Some(Item::Reasoning {
+            text: t, span: s, ..
+        }) = self.document.items.last_mut()
+        {
+            t.push_str(text);
+            extend(s, span);
+        }
+    }
+
+    fn reasoning_end(&mut self, closed: bool, span: Span) {
+        if let Some(Item::Reasoning {
+            closed: c, span: s, ..
+        }) = self.document.items.last_mut()
+        {
+            *c = closed;
+            extend(s, span);
+        }
+    }
+
+    fn text(&mut self, text: Cow<'_, str>, span: Span) {
+        match self.document.items.last_mut() {
+            Some(Item::Text { text: t, span: s }) => {
+                t.push_str(&text);
+                extend(s, span);
             }
+            _ => self.document.items.push(Item::Text {
+                text: text.into_owned(),
+                span: self.spans.then_some(span),
+            }),
+        }
+    }
+
+    fn call_start(&mut self, index: usize, id: Option<String>, name: String, span: Span) {
+        self.document.items.push(Item::ToolCall {
+            index,
+            id,
+            name,
+            arguments: String::new(),
+            input: Value::Null,
+            complete: false,
+            span: self.spans.then_some(span),
+        });
+    }
+
+    fn arguments(&mut self, index: usize, text: Cow<'_, str>, span: Span) {
+        if let Some(Item::ToolCall {
+            arguments, span: s, ..
+        }) = self.call(index)
+        {
+            if arguments.is_empty() {
+                *arguments = text.into_owned();
+            } else {
+                arguments.push_str(&text);
+            }
+            extend(s, span);
+        }
+    }
+
+    fn call_end(&mut self, index: usize, complete: bool, input: Cow<'_, Value>, span: Span) {
+        if let Some(Item::ToolCall {
+            complete: c,
+            input: i,
+            span: s,
+            ..
+        }) = self.call(index)
+        {
+            *c = complete;
+            *i = input.into_owned();
+            extend(s, span);
+        }
+    }
+}
+
+impl Fold<Event> for DocumentFolder {
+    type Document = Document;
+
+    fn push(&mut self, event: &Event) {
+        match event {
+            Event::ReasoningStart { span } => self.reasoning_start(*span),
+            Event::ReasoningDelta { text, span } => self.reasoning(text, *span),
+            Event::ReasoningEnd { closed, span } => self.reasoning_end(*closed, *span),
+            Event::Text { text, span } => self.text(Cow::Borrowed(text), *span),
+            Event::ToolCallStart {
+                index,
+                id,
+                name,
+                span,
+            } => self.call_start(*index, id.clone(), name.clone(), *span),
+            Event::ArgumentsDelta { index, text, span } => {
+                self.arguments(*index, Cow::Borrowed(text), *span)
+            }
+            Event::ToolCallEnd {
+                index,
+                complete,
+                input,
+                span,
+            } => self.call_end(*index, *complete, Cow::Borrowed(input), *span),
             Event::Markup { .. } => {}
         }
     }
@@ -209,4 +263,20 @@ impl Fold<Event> for DocumentFolder {
     fn into_document(self) -> Document {
         self.document
     }
+}
+
+/// Parses a whole input with `stream` and folds its events by value (the pieces
+/// of [`fold::WHOLE_PARSE_PIECE`](crate::fold::WHOLE_PARSE_PIECE) bytes that
+/// [`fold::fold_whole`](crate::fold::fold_whole) feeds), so that no text or input
+/// is copied on its way into the document: every family's `parse`.
+pub(crate) fn parse_owned<M: Machine<Event = Event>>(
+    mut stream: Stream<M>,
+    input: &str,
+) -> Document {
+    let mut folder = DocumentFolder::new(false);
+    for piece in input.as_bytes().chunks(crate::fold::WHOLE_PARSE_PIECE) {
+        stream.feed(piece).for_each(|e| folder.push_owned(e));
+    }
+    stream.finish().for_each(|e| folder.push_owned(e));
+    folder.into_document()
 }

@@ -11,19 +11,15 @@ use serde_json::Value;
 use super::event::Event;
 use crate::span::Span;
 
-/// The open tool call.
-#[derive(Clone, Debug)]
-struct OpenCall {
-    index: usize,
-    arguments: String,
-}
-
 /// Emits field events with tiling spans (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Emitter {
     covered: usize,
     next_index: usize,
-    call: Option<OpenCall>,
+    /// The index of the open tool call.
+    call: Option<usize>,
+    /// The open call's arguments so far (one buffer, reused call after call).
+    arguments: String,
     in_reasoning: bool,
 }
 
@@ -50,7 +46,7 @@ impl Emitter {
 
     /// The arguments text of the open call so far.
     pub fn arguments(&self) -> Option<&str> {
-        self.call.as_ref().map(|c| c.arguments.as_str())
+        self.call.map(|_| self.arguments.as_str())
     }
 
     fn span_to(&mut self, end: usize) -> Span {
@@ -118,10 +114,8 @@ impl Emitter {
         let index = self.next_index;
         self.next_index += 1;
         let span = self.span_to(end);
-        self.call = Some(OpenCall {
-            index,
-            arguments: String::new(),
-        });
+        self.call = Some(index);
+        self.arguments.clear();
         out.push(Event::ToolCallStart {
             index,
             id,
@@ -133,14 +127,13 @@ impl Emitter {
 
     /// A fragment of the open call's arguments, decided by the bytes up to `end`.
     pub fn arguments_delta(&mut self, text: &str, end: usize, out: &mut Vec<Event>) {
-        let Some(call) = self.call.as_mut() else {
+        let Some(index) = self.call else {
             return;
         };
         if text.is_empty() && end <= self.covered {
             return;
         }
-        call.arguments.push_str(text);
-        let index = call.index;
+        self.arguments.push_str(text);
         let span = self.span_to(end);
         out.push(Event::ArgumentsDelta {
             index,
@@ -152,13 +145,13 @@ impl Emitter {
     /// Ends the open call; the markup that ends it reaches `end`. The call is
     /// complete when `complete` says so and its arguments parse as JSON.
     pub fn call_end(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
-        let Some(call) = self.call.take() else {
+        let Some(index) = self.call.take() else {
             return;
         };
-        let input = serde_json::from_str::<Value>(&call.arguments).ok();
+        let input = serde_json::from_str::<Value>(&self.arguments).ok();
         let span = self.span_to(end);
         out.push(Event::ToolCallEnd {
-            index: call.index,
+            index,
             complete: complete && input.is_some(),
             input: input.unwrap_or(Value::Null),
             span,

@@ -89,10 +89,7 @@ macro_rules! family_glue {
 
         /// Parses a whole document (the streaming machinery, fed once).
         pub fn parse(input: &str, options: &Options) -> Document {
-            match $crate::fold::parse_whole::<$machine>(input, options) {
-                Ok(document) => document,
-                Err(never) => match never {},
-            }
+            $crate::field::parse_owned($crate::reentry::Stream::new($machine::new(options)), input)
         }
 
         /// Parses a whole document and also returns its events.
@@ -134,6 +131,7 @@ pub mod render_input;
 pub mod typing;
 
 pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};
+pub(crate) use document::parse_owned;
 pub use document::{Document, DocumentFolder, Item};
 pub use emitter::Emitter;
 pub use event::Event;

@@ -1,7 +1,9 @@
 //! A marker candidate run on a family's grammar: the parsing machine started at a
 //! candidate byte with the entry rule of the family's mode, resumed as the
-//! candidate's bytes arrive.
+//! candidate's bytes arrive. Every family machine that probes its grammar (hermes,
+//! qwen3-coder, deepseek, harmony, mistral) runs its candidates through one.
 
+use crate::field::json_arguments;
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
 
 /// The parsing machine of one family grammar, probing one candidate at a time.
@@ -39,6 +41,39 @@ impl MarkerProbe {
     pub fn start(&mut self, rule: RuleId, start: usize) {
         self.machine.start(rule);
         self.start = Some(start);
+    }
+
+    /// Starts `rule` on a candidate whose position the caller keeps ([`Self::active`]
+    /// stays as it was).
+    pub fn begin(&mut self, rule: RuleId) {
+        self.machine.start(rule);
+    }
+
+    /// Runs the candidate over `unit`, its bytes so far (from its start), resumed and
+    /// at `eof` finished; also says whether the unit was cut (every byte of it still
+    /// viable when the input ended; see [`json_arguments::run`]). A decided outcome
+    /// ends the candidate.
+    pub fn run_cut(&mut self, unit: &str, eof: bool) -> (Outcome, bool) {
+        let (outcome, cut) = json_arguments::run(&mut self.machine, unit, eof);
+        if outcome != Outcome::NeedMore {
+            self.start = None;
+        }
+        (outcome, cut)
+    }
+
+    /// Whether `rule` matches at the start of `unit`, the rest of the input (a
+    /// one-off check, outside any candidate).
+    pub fn matches_at_end(&mut self, rule: RuleId, unit: &str) -> bool {
+        self.machine.start(rule);
+        matches!(
+            self.machine.finish(unit.as_bytes()),
+            Outcome::Matched { .. }
+        )
+    }
+
+    /// The captures of the last match.
+    pub fn captures(&self) -> &[Capture] {
+        self.machine.captures()
     }
 
     /// Runs the candidate over `unit`, its bytes so far (from its start); at `eof`

@@ -732,6 +732,17 @@ impl Machine for CustomMachine {
                     }
                     match outcome {
                         Outcome::NeedMore => break,
+                        // An empty match starts nothing where the mode would come
+                        // back to the same byte with the same rule (CF-6): no loop.
+                        Outcome::Matched { end: 0 }
+                            if matches!(probing, Probing::Prose | Probing::CallBody) =>
+                        {
+                            self.rejected(probing, start, false, pending, base, out)
+                        }
+                        Outcome::Matched { end: 0 } if probing == Probing::AfterCall => {
+                            self.pos = start;
+                            self.mode = Mode::Prose;
+                        }
                         Outcome::Matched { end: len } => {
                             self.matched(probing, start, start + len, unit, out)
                         }

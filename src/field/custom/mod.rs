@@ -312,3 +312,89 @@ impl Family {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::Item;
+
+    const JSON_FAMILY: &str = r#"{
+      "name": "t", "include_json_grammar": true,
+      "entries": {"text": "text", "arguments_end": "end", "after_call": "after"},
+      "captures": {"name": "name", "reasoning_open": "open"},
+      "arguments": {"encoding": "json", "object": "json_object"}
+    }"#;
+
+    #[test]
+    fn rules_that_match_nothing_neither_hang_nor_lose_text() {
+        let grammar = r#"
+            open = { "<t>" }
+            name = { ASCII_ALPHA* }
+            text = _{ "<c " ~ name ~ ">" | open? }
+            end = _{ "</c>"? }
+            after = _{ ("<c " ~ name ~ ">")? }
+        "#;
+        let family = Family::new(grammar, JSON_FAMILY).expect("the family builds");
+        let input = "a <c f>{}</c> b <c >{} c";
+        let doc = family.parse(input, &Options::default());
+        let text: String = doc
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Text { text, .. } | Item::Reasoning { text, .. } => text.clone(),
+                Item::ToolCall { arguments, .. } => format!("[{arguments}]"),
+            })
+            .collect();
+        assert_eq!(text, "a [{}] b [{}] c");
+        let calls: Vec<&str> = doc
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, ["f", ""]);
+    }
+
+    #[test]
+    fn every_error_is_one_line_naming_the_key_or_rule() {
+        let grammar = "open = { \"<t>\" }\nname = { \"n\" }\ntext = _{ open }\nend = _{ \"e\" }\nafter = _{ \"a\" }\n";
+        assert!(Family::new(grammar, JSON_FAMILY).is_ok());
+        let cases = [
+            (grammar, "{".to_string(), "family description: EOF"),
+            (
+                grammar,
+                JSON_FAMILY.replace("\"after\"}", "\"after\", \"nope\": \"x\"}"),
+                "unknown field `nope`",
+            ),
+            (
+                grammar,
+                JSON_FAMILY.replace("\"name\": \"name\"", "\"name\": \"missing\""),
+                "key `captures.name` names rule `missing`",
+            ),
+            (
+                grammar,
+                JSON_FAMILY.replace("\"arguments_end\": \"end\", ", ""),
+                "missing key `entries.arguments_end`",
+            ),
+            (
+                "text = _{ PEEK }\n",
+                JSON_FAMILY.to_string(),
+                "family grammar: rule `text`",
+            ),
+            (
+                "text = { \"x\" \n",
+                JSON_FAMILY.to_string(),
+                "family grammar: pest refused it: at ",
+            ),
+        ];
+        for (grammar, description, expected) in cases {
+            let message = Family::new(grammar, &description)
+                .expect_err("refused")
+                .to_string();
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+            assert!(!message.contains('\n'), "{message:?} is one line");
+        }
+    }
+}

@@ -7,9 +7,10 @@ use std::sync::OnceLock;
 
 use super::Variant;
 use crate::field::grammars;
-use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
+use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
+use crate::field::probe::{rule, MarkerProbe};
 use crate::field::{Emitter, Event, Options};
-use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
+use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/deepseek.pest.
@@ -26,12 +27,6 @@ struct Rules {
     calls_begin: RuleId,
     calls_end: RuleId,
     tool_name: RuleId,
-}
-
-fn rule(program: &Program, name: &str) -> RuleId {
-    program
-        .rule(name)
-        .unwrap_or_else(|| panic!("rule {name} of grammar/deepseek.pest (tested)"))
 }
 
 impl Rules {
@@ -91,7 +86,7 @@ pub struct DeepseekMachine {
     variant: Variant,
     emitter: Emitter,
     /// The grammar's marker and header rules, one candidate at a time.
-    probe: ParsingMachine<'static>,
+    probe: MarkerProbe,
     /// The active probe; its candidate is the first pending byte.
     probing: Option<Probe>,
     arguments: ArgumentsReader,
@@ -108,14 +103,16 @@ impl DeepseekMachine {
     /// A machine for `variant` with these options.
     pub fn new(variant: Variant, options: &Options) -> Self {
         let r = Rules::get();
-        let mut probe = ParsingMachine::new(grammars::deepseek());
-        probe.capture_only(&[
-            r.think_open,
-            r.think_close,
-            r.calls_begin,
-            r.calls_end,
-            r.tool_name,
-        ]);
+        let probe = MarkerProbe::new(
+            grammars::deepseek(),
+            &[
+                r.think_open,
+                r.think_close,
+                r.calls_begin,
+                r.calls_end,
+                r.tool_name,
+            ],
+        );
         DeepseekMachine {
             variant,
             emitter: Emitter::new(),
@@ -131,11 +128,7 @@ impl DeepseekMachine {
     }
 
     fn capture(&self, rule: RuleId) -> Option<Capture> {
-        self.probe
-            .captures()
-            .iter()
-            .find(|c| c.rule == rule && c.is_closed())
-            .copied()
+        self.probe.capture(rule)
     }
 
     /// Prose at absolute `start`: text, or reasoning (a reasoning item opens again
@@ -167,13 +160,13 @@ impl DeepseekMachine {
             (Probe::Tail, Variant::V3) => r.v3_call_tail,
             (Probe::Tail, Variant::V31) => r.v31_call_tail,
         };
-        self.probe.start(entry);
+        self.probe.begin(entry);
         self.probing = Some(probe);
     }
 
     /// Runs the active probe over `unit`; a decided outcome ends it.
     fn run_probe(&mut self, unit: &str, eof: bool) -> Outcome {
-        let (outcome, cut) = run(&mut self.probe, unit, eof);
+        let (outcome, cut) = self.probe.run_cut(unit, eof);
         self.cut = cut;
         if outcome != Outcome::NeedMore {
             self.probing = None;

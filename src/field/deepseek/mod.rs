@@ -19,7 +19,7 @@ pub use machine::DeepseekMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::fold::{self, Fold};
+use crate::fold::Fold;
 use crate::reentry::Stream;
 use crate::session::{self, OptionsError, Session, TypedSession};
 
@@ -44,13 +44,7 @@ impl Stream<DeepseekMachine> {
 
 /// Parses a whole document (the streaming machinery, fed once).
 pub fn parse(variant: Variant, input: &str, options: &Options) -> Document {
-    let mut folder = DocumentFolder::new(false);
-    fold::fold_whole(
-        Parser::with_options(variant, options),
-        input.as_bytes(),
-        &mut folder,
-    );
-    folder.into_document()
+    crate::field::parse_owned(Parser::with_options(variant, options), input)
 }
 
 /// Parses a whole document and also returns its events.

@@ -5,9 +5,10 @@
 use std::sync::OnceLock;
 
 use crate::field::grammars;
-use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
+use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
+use crate::field::probe::{rule, MarkerProbe};
 use crate::field::{Emitter, Event, Options};
-use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
+use crate::machine::{Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/harmony.pest.
@@ -20,12 +21,6 @@ struct Rules {
     header_begun: RuleId,
     channel_name: RuleId,
     recipient: RuleId,
-}
-
-fn rule(program: &Program, name: &str) -> RuleId {
-    program
-        .rule(name)
-        .unwrap_or_else(|| panic!("rule {name} of grammar/harmony.pest (tested)"))
 }
 
 impl Rules {
@@ -81,7 +76,7 @@ enum Mode {
 #[derive(Clone, Debug)]
 pub struct HarmonyMachine {
     emitter: Emitter,
-    probe: ParsingMachine<'static>,
+    probe: MarkerProbe,
     /// Whether a probe is active; its candidate is the first pending byte.
     probing: bool,
     arguments: ArgumentsReader,
@@ -103,8 +98,7 @@ impl HarmonyMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
         let r = Rules::get();
-        let mut probe = ParsingMachine::new(grammars::harmony());
-        probe.capture_only(&[r.channel_name, r.recipient]);
+        let probe = MarkerProbe::new(grammars::harmony(), &[r.channel_name, r.recipient]);
         HarmonyMachine {
             emitter: Emitter::new(),
             probe,
@@ -121,12 +115,12 @@ impl HarmonyMachine {
     }
 
     fn start_probe(&mut self, entry: RuleId) {
-        self.probe.start(entry);
+        self.probe.begin(entry);
         self.probing = true;
     }
 
     fn run_probe(&mut self, unit: &str, eof: bool) -> Outcome {
-        let (outcome, cut) = run(&mut self.probe, unit, eof);
+        let (outcome, cut) = self.probe.run_cut(unit, eof);
         self.cut = cut;
         if outcome != Outcome::NeedMore {
             self.probing = false;
@@ -136,8 +130,7 @@ impl HarmonyMachine {
 
     /// Whether `cut`, a header cut by the end of input, had begun (HA-13).
     fn header_begun(&mut self, cut: &str) -> bool {
-        self.probe.start(Rules::get().header_begun);
-        matches!(self.probe.finish(cut.as_bytes()), Outcome::Matched { .. })
+        self.probe.matches_at_end(Rules::get().header_begun, cut)
     }
 
     /// Reads the captures of the header that matched in `unit`.

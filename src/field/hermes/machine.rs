@@ -1,6 +1,7 @@
 //! The hermes state machine: prose and reasoning scanned for markers with the
 //! grammar's entry rules, the call object scanned as JSON (spec/hermes.md).
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::field::grammars;
@@ -144,6 +145,17 @@ pub struct HermesMachine {
     reasoning: bool,
     start_in_reasoning: bool,
     began: bool,
+}
+
+/// The string a complete JSON string token stands for, or `None` when it is not
+/// one. A token without escapes (nearly every key and name) is its own content,
+/// borrowed; one with escapes is decoded by serde_json.
+fn json_string(raw: &str) -> Option<Cow<'_, str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
 }
 
 fn is_ws(b: u8) -> bool {
@@ -304,10 +316,13 @@ impl HermesMachine {
                     } else if b == b'\\' {
                         obj.phase = Phase::InKey { escape: true };
                     } else if b == b'"' {
-                        let raw = obj.raw(pending, base, at + 1);
-                        match serde_json::from_str::<String>(raw) {
-                            Ok(key) => obj.key = key,
-                            Err(_) => return ObjectStep::Invalid(at),
+                        obj.raw(pending, base, at + 1);
+                        match json_string(&obj.carry) {
+                            Some(key) => {
+                                obj.key.clear();
+                                obj.key.push_str(&key);
+                            }
+                            None => return ObjectStep::Invalid(at),
                         }
                         obj.phase = Phase::AfterKey;
                     }
@@ -413,8 +428,9 @@ impl HermesMachine {
                     // A second name: the first one stands (HE-6).
                     return Ok(());
                 }
-                let name = serde_json::from_str::<String>(obj.raw(pending, base, pos))
-                    .map_err(|_| pos - 1)?;
+                let name = json_string(obj.raw(pending, base, pos))
+                    .ok_or(pos - 1)?
+                    .into_owned();
                 if self.reasoning && self.emitter.in_reasoning() {
                     self.emitter.reasoning_end(true, obj.unit_start, out);
                 }

@@ -7,9 +7,10 @@ use std::sync::OnceLock;
 
 use super::options::{Options, TokenizerVersion};
 use crate::field::grammars;
-use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
+use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
+use crate::field::probe::{rule, MarkerProbe};
 use crate::field::{Emitter, Event};
-use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
+use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/mistral.pest.
@@ -31,12 +32,6 @@ struct Rules {
     member_name: RuleId,
     element_close: RuleId,
     array_close: RuleId,
-}
-
-fn rule(program: &Program, name: &str) -> RuleId {
-    program
-        .rule(name)
-        .unwrap_or_else(|| panic!("rule {name} of grammar/mistral.pest (tested)"))
 }
 
 impl Rules {
@@ -134,7 +129,7 @@ enum Mode {
 pub struct MistralMachine {
     version: usize,
     emitter: Emitter,
-    probe: ParsingMachine<'static>,
+    probe: MarkerProbe,
     probing: bool,
     arguments: ArgumentsReader,
     /// Whether the last probe ran into the end of input still viable.
@@ -160,17 +155,19 @@ impl MistralMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
         let r = Rules::get();
-        let mut probe = ParsingMachine::new(grammars::mistral());
-        probe.capture_only(&[
-            r.think_open,
-            r.think_close,
-            r.tool_name,
-            r.call_id,
-            r.array_start,
-            r.member_name,
-            r.element_close,
-            r.array_close,
-        ]);
+        let probe = MarkerProbe::new(
+            grammars::mistral(),
+            &[
+                r.think_open,
+                r.think_close,
+                r.tool_name,
+                r.call_id,
+                r.array_start,
+                r.member_name,
+                r.element_close,
+                r.array_close,
+            ],
+        );
         MistralMachine {
             version: match options.tokenizer_version {
                 TokenizerVersion::Auto => 0,
@@ -194,20 +191,16 @@ impl MistralMachine {
     }
 
     fn capture(&self, rule: RuleId) -> Option<Capture> {
-        self.probe
-            .captures()
-            .iter()
-            .find(|c| c.rule == rule && c.is_closed())
-            .copied()
+        self.probe.capture(rule)
     }
 
     fn start_probe(&mut self, entry: RuleId) {
-        self.probe.start(entry);
+        self.probe.begin(entry);
         self.probing = true;
     }
 
     fn run_probe(&mut self, unit: &str, eof: bool) -> Outcome {
-        let (outcome, cut) = run(&mut self.probe, unit, eof);
+        let (outcome, cut) = self.probe.run_cut(unit, eof);
         self.cut = cut;
         if outcome != Outcome::NeedMore {
             self.probing = false;
@@ -579,13 +572,7 @@ impl Machine for MistralMachine {
                         }
                         Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
                             let cut = self.cut;
-                            if cut && {
-                                self.probe.start(r.group_begun);
-                                matches!(
-                                    self.probe.finish(unit.as_bytes()),
-                                    Outcome::Matched { .. }
-                                )
-                            } {
+                            if cut && self.probe.matches_at_end(r.group_begun, unit) {
                                 // A group cut by the end of input: no call (MI-11).
                                 self.pos = base + len;
                                 self.emitter.markup(self.pos, out);
