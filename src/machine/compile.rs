@@ -64,6 +64,8 @@ impl std::error::Error for CompileError {}
 pub(crate) enum Miscompile {
     /// Character ranges lose their last character.
     RangeEndExclusive,
+    /// Nesting bounds let one level more through.
+    BoundOneTooMany,
 }
 
 /// Compiles pest grammar text (several files may be concatenated, as pest does);
@@ -77,6 +79,23 @@ pub fn compile(grammar: &str) -> Result<Program, CompileError> {
 /// sets). A name that is not a rule of the grammar is refused.
 pub fn compile_capturing(grammar: &str, captures: &[&str]) -> Result<Program, CompileError> {
     compile_with(grammar, Some(captures), None)
+}
+
+/// Compiles pest grammar text capturing the rules named in `captures` (every rule
+/// pest gives a pair when `None`), with a nesting bound on each rule of `nesting`:
+/// `(name, n)` lets at most `n` matches of rule `name` be in progress at once (the
+/// entry rule's own match counts). A call of the rule beyond the bound fails like a
+/// mismatch, so the machine backtracks exactly as it would on the grammar with the
+/// recursion written out `n` levels deep and no reference to the rule in the
+/// innermost level. pest has no such bound (its own parser of the same text accepts
+/// any depth); this is how a dialect keeps a nesting limit of its spec without
+/// spelling the levels out. A name that is not a rule, or a bound of 0, is refused.
+pub fn compile_bounded(
+    grammar: &str,
+    captures: Option<&[&str]>,
+    nesting: &[(&str, u32)],
+) -> Result<Program, CompileError> {
+    compile_full(grammar, captures, nesting, None)
 }
 
 /// How a rule is reached: the caller's atomicity and whether pairs are produced.
@@ -148,6 +167,8 @@ pub(super) struct Compiler<'g> {
     pub(super) capture_filter: Option<Vec<bool>>,
     /// The rules whose bodies are being emitted (a reference to one of them is a call).
     pub(super) inlining: Vec<usize>,
+    /// Per rule: its nesting slot, if it has a bound (such a rule is never inlined).
+    pub(super) slots: Vec<Option<u16>>,
     #[cfg(test)]
     pub(super) miscompile: Option<Miscompile>,
 }
@@ -155,6 +176,15 @@ pub(super) struct Compiler<'g> {
 pub(crate) fn compile_with(
     grammar: &str,
     captures: Option<&[&str]>,
+    miscompile: Option<MiscompileArg>,
+) -> Result<Program, CompileError> {
+    compile_full(grammar, captures, &[], miscompile)
+}
+
+pub(crate) fn compile_full(
+    grammar: &str,
+    captures: Option<&[&str]>,
+    nesting: &[(&str, u32)],
     #[allow(unused_variables)] miscompile: Option<MiscompileArg>,
 ) -> Result<Program, CompileError> {
     let (_, rules) = pest_meta::parse_and_optimize(grammar)
@@ -188,10 +218,33 @@ pub(crate) fn compile_with(
         }
         capture_filter = Some(filter);
     }
+    let mut slots = vec![None; rules.len()];
+    let mut bounds = Vec::with_capacity(nesting.len());
+    for &(name, limit) in nesting {
+        let problem = match rules.iter().position(|r| r.name == name) {
+            None => Some("a nesting bound on a rule the grammar does not have"),
+            Some(_) if limit == 0 => Some("a nesting bound of 0"),
+            Some(i) if slots[i].is_some() => Some("two nesting bounds"),
+            Some(i) => {
+                slots[i] = Some(bounds.len() as u16);
+                #[cfg(test)]
+                let limit = limit + u32::from(miscompile == Some(Miscompile::BoundOneTooMany));
+                bounds.push(limit);
+                None
+            }
+        };
+        if let Some(construct) = problem {
+            return Err(CompileError::Unsupported {
+                rule: name.to_string(),
+                construct: construct.to_string(),
+            });
+        }
+    }
     let mut c = Compiler {
         rules: &rules,
         capture_filter,
         inlining: Vec::new(),
+        slots,
         index,
         eoi: RuleId((names.len() - 1) as u16),
         names,
@@ -212,26 +265,42 @@ pub(crate) fn compile_with(
         c.current = i;
         c.check(&rule.expr)?;
     }
-    // Entry stubs: as `Parser::parse` calls a rule, non-atomic and producing pairs.
+    // Entries: as `Parser::parse` calls a rule, non-atomic and producing pairs. A
+    // run starts in the rule's subroutine itself, whose `Return` on an empty stack
+    // ends the run matched; a rule with a nesting bound gets a stub that calls it
+    // (the entry's match counts against the bound), as does `EOI`.
     let top = Ctx {
         atomicity: Atomicity::NonAtomic,
         capture: true,
     };
-    let mut entries = Vec::with_capacity(c.names.len());
-    for i in 0..rules.len() {
-        entries.push(c.code.len() as Addr);
-        c.call(i, top);
-        c.code.push(Inst::End);
+    let mut entries = vec![0; c.names.len()];
+    for (i, entry) in entries.iter_mut().enumerate().take(rules.len()) {
+        if c.slots[i].is_some() {
+            *entry = c.code.len() as Addr;
+            c.call(i, top);
+            c.code.push(Inst::End);
+        } else if !c.pending.contains(&(i, top)) {
+            c.pending.push((i, top));
+        }
     }
-    entries.push(c.code.len() as Addr);
+    entries[rules.len()] = c.code.len() as Addr;
     c.eoi_in(top);
     c.code.push(Inst::End);
     while let Some((rule, ctx)) = c.pending.pop() {
         c.current = rule;
         c.emit_variant(rule, ctx)?;
     }
+    for (i, entry) in entries.iter_mut().enumerate().take(rules.len()) {
+        if c.slots[i].is_none() {
+            *entry = c.variants[&(i, top)];
+        }
+    }
     for (at, key) in std::mem::take(&mut c.patches) {
-        c.code[at] = Inst::Call(c.variants[&key]);
+        let to = c.variants[&key];
+        c.code[at] = match c.code[at] {
+            Inst::CallBounded { slot, .. } => Inst::CallBounded { to, slot },
+            _ => Inst::Call(to),
+        };
     }
     Ok(Program {
         code: c.code,
@@ -239,6 +308,7 @@ pub(crate) fn compile_with(
         literals: c.literals,
         names: c.names,
         entries,
+        bounds,
     })
 }
 
@@ -330,15 +400,19 @@ impl<'g> Compiler<'g> {
 
     fn call(&mut self, r: usize, ctx: Ctx) {
         let key = (r, ctx);
-        match self.variants.get(&key) {
-            Some(&addr) => self.code.push(Inst::Call(addr)),
-            None => {
-                if !self.pending.contains(&key) {
-                    self.pending.push(key);
-                }
-                let at = self.hole(Inst::Call(0));
-                self.patches.push((at, key));
+        let addr = self.variants.get(&key).copied();
+        let at = self.hole(match self.slots[r] {
+            Some(slot) => Inst::CallBounded {
+                to: addr.unwrap_or(0),
+                slot,
+            },
+            None => Inst::Call(addr.unwrap_or(0)),
+        });
+        if addr.is_none() {
+            if !self.pending.contains(&key) {
+                self.pending.push(key);
             }
+            self.patches.push((at, key));
         }
     }
 
@@ -352,7 +426,7 @@ impl<'g> Compiler<'g> {
     /// A rule's match, capture included: inlined when the rule is small and not
     /// already being emitted further up (recursion), else a call of its subroutine.
     fn rule_ref(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
-        let small = expr_size(&self.rules[r].expr) <= INLINE_LIMIT;
+        let small = expr_size(&self.rules[r].expr) <= INLINE_LIMIT && self.slots[r].is_none();
         if small && !self.inlining.contains(&r) && self.inlining.len() < 32 {
             self.rule_body(r, ctx)
         } else {

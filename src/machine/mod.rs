@@ -32,7 +32,8 @@
 //! sequences, ordered choice, `?`, `*`, `+`, bounded repetition `{n}`, `{n,}`,
 //! `{,m}`, `{n,m}` (unrolled by pest's optimizer), the predicates `&` and `!`, rule
 //! calls (recursion included: the machine's stacks are bounded, [`Outcome::TooDeep`],
-//! never a native stack overflow), normal, silent `_`, atomic `@`, compound-atomic
+//! never a native stack overflow; [`compile_bounded`] can also bound how deep one
+//! rule nests, which pest's syntax cannot say), normal, silent `_`, atomic `@`, compound-atomic
 //! `$` and non-atomic `!` rules, implicit `WHITESPACE`/`COMMENT` between the parts
 //! of sequences and repetitions in non-atomic rules exactly as pest inserts them, and
 //! the built-ins `SOI`, `EOI` (a rule that is captured, as in pest), `ANY` (one whole
@@ -59,6 +60,6 @@ mod run;
 #[cfg(test)]
 mod oracle_tests;
 
-pub use compile::{compile, compile_capturing, CompileError};
+pub use compile::{compile, compile_bounded, compile_capturing, CompileError};
 pub use program::{Program, RuleId};
 pub use run::{Capture, Outcome, ParsingMachine, DEFAULT_DEPTH};

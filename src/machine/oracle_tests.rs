@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use pest_meta::optimizer::OptimizedExpr as Expr;
 use proptest::prelude::*;
 
-use super::compile::{compile_capturing, compile_with, Miscompile};
+use super::compile::{compile_capturing, compile_full, compile_with, Miscompile};
 use super::*;
 
 /// What pest made of one input from one rule: the pairs in order, and where the
@@ -575,6 +575,107 @@ fn deep_recursion_is_refused_not_overflowed() {
     assert_eq!(machine.finish(b"((()))"), Outcome::Matched { end: 6 });
 }
 
+/// A recursive grammar whose rule `v` nests; `bound` levels of it written out
+/// instead (`v`, `v_2`, ..., the last with no nested `v`) when `unrolled`.
+fn nesting_grammar(bound: usize, unrolled: bool) -> String {
+    let level = |name: &str, inner: Option<&str>| match inner {
+        Some(inner) => format!("{name} = {{ \"(\" ~ (s | {inner} | \"x\")* ~ \")\" }}\n"),
+        None => format!("{name} = {{ \"(\" ~ (s | \"x\")* ~ \")\" }}\n"),
+    };
+    let mut text = String::from(
+        "top = { v ~ (\",\" ~ v)* }\n\
+         w = { v ~ \"!\" | \"(\" ~ ANY* }\n\
+         s = @{ \"'\" ~ (!\"'\" ~ ANY)* ~ \"'\" }\n",
+    );
+    if !unrolled {
+        text.push_str(&level("v", Some("v")));
+        return text;
+    }
+    let name = |k: usize| {
+        if k == 1 {
+            "v".to_string()
+        } else {
+            format!("v_{k}")
+        }
+    };
+    for k in 1..=bound {
+        let inner = (k < bound).then(|| name(k + 1));
+        text.push_str(&level(&name(k), inner.as_deref()));
+    }
+    text
+}
+
+/// The first input on which the recursive grammar compiled with a nesting bound on
+/// `v` and the same grammar written out that many levels deep disagree (outcome or
+/// captures, the written-out levels' captures named `v`), fed in random chunks.
+fn bound_disagreement(bound: usize, miscompile: Option<Miscompile>) -> Option<String> {
+    let bounded = compile_full(
+        &nesting_grammar(bound, false),
+        None,
+        &[("v", bound as u32)],
+        miscompile,
+    )
+    .expect("compiles");
+    let unrolled = compile(&nesting_grammar(bound, true)).expect("compiles");
+    let mut rng = Rng(0xB0B0 + bound as u64);
+    let mut a = ParsingMachine::new(&bounded);
+    let mut b = ParsingMachine::new(&unrolled);
+    let pieces = ["(", ")", "x", "'", ",", "!", "((", "))"];
+    for case in 0..3_000 {
+        let input = if case % 10 == 0 {
+            // Exactly at, below and above the bound.
+            let depth = bound + 1 - rng.below(3).min(bound);
+            format!("{}{}", "(".repeat(depth), ")".repeat(depth))
+        } else {
+            (0..rng.below(16))
+                .map(|_| pieces[rng.below(pieces.len())])
+                .collect()
+        };
+        let bytes = input.as_bytes();
+        let mut cuts: Vec<usize> = (0..rng.below(4))
+            .map(|_| rng.below(bytes.len() + 1))
+            .collect();
+        cuts.sort_unstable();
+        for rule in ["top", "w", "v"] {
+            let (ra, rb) = (
+                bounded.rule(rule).expect("rule"),
+                unrolled.rule(rule).expect("rule"),
+            );
+            let (oa, ca) = run_machine(&mut a, ra, bytes, &cuts);
+            let (ob, mut cb) = run_machine(&mut b, rb, bytes, &cuts);
+            for (name, _, _) in &mut cb {
+                if name.starts_with("v_") {
+                    *name = "v".to_string();
+                }
+            }
+            if (oa, &ca) != (ob, &cb) {
+                return Some(format!(
+                    "bound {bound}, rule `{rule}` on {input:?} (cuts {cuts:?}): bounded {oa:?} {ca:?}, written out {ob:?} {cb:?}"
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn a_nesting_bound_is_the_recursion_written_out() {
+    for bound in 1..=4 {
+        if let Some(problem) = bound_disagreement(bound, None) {
+            panic!("{problem}");
+        }
+    }
+    // The check notices a bound that lets one level too many through.
+    assert!(bound_disagreement(2, Some(Miscompile::BoundOneTooMany)).is_some());
+    // Bounds name rules of the grammar and are at least 1.
+    for nesting in [&[("nope", 3)][..], &[("v", 0)], &[("v", 2), ("v", 3)]] {
+        assert!(matches!(
+            compile_bounded(&nesting_grammar(1, false), None, nesting),
+            Err(CompileError::Unsupported { .. })
+        ));
+    }
+}
+
 #[test]
 fn need_more_keeps_the_state_and_decides_on_the_deciding_byte() {
     let program = compile(&grammar_text(&["grammar/anthropic-xml.pest"])).expect("compiles");
@@ -634,6 +735,9 @@ fn every_grammar_of_the_crate_compiles() {
         compile_capturing("a = { \"x\" }", &["b"]),
         Err(CompileError::Unsupported { .. })
     ));
+    assert!(crate::sections::grammar::program()
+        .rule("opener_rest")
+        .is_some());
     assert!(crate::field::grammars::hermes()
         .rule("text_marker")
         .is_some());

@@ -58,7 +58,12 @@ pub(crate) enum Inst {
     Fail,
     /// Calls the subroutine at the address.
     Call(Addr),
-    /// Returns from a subroutine.
+    /// Calls the subroutine of a rule with a nesting bound, as `Call` does, unless
+    /// `bounds[slot]` calls of that rule are pending already: then it fails (a
+    /// mismatch, so the machine backtracks).
+    CallBounded { to: Addr, slot: u16 },
+    /// Returns from a subroutine; on an empty stack, the entry rule matched (a run
+    /// starts in the entry rule's subroutine, not in a call of it).
     Return,
     /// Opens a capture of the rule.
     Open(RuleId),
@@ -79,8 +84,10 @@ pub struct Program {
     pub(crate) sets: Vec<ByteSet>,
     pub(crate) literals: Vec<u8>,
     pub(crate) names: Vec<String>,
-    /// Per rule: the address of its entry stub.
+    /// Per rule: where a run of it starts (its subroutine, or a stub that calls it).
     pub(crate) entries: Vec<Addr>,
+    /// Per nesting slot: how many calls of its rule may be pending at once.
+    pub(crate) bounds: Vec<u32>,
 }
 
 impl Program {

@@ -50,9 +50,20 @@ pub enum Outcome {
 /// A pending alternative or a return address.
 #[derive(Clone, Copy, Debug)]
 enum Frame {
-    Choice { alt: Addr, pos: usize, caps: usize },
-    Call { ret: Addr },
+    Choice {
+        alt: Addr,
+        pos: usize,
+        caps: usize,
+    },
+    /// `slot` is the nesting slot of a bounded call, or [`NO_SLOT`].
+    Call {
+        ret: Addr,
+        slot: u16,
+    },
 }
+
+/// The slot of a call without a nesting bound.
+const NO_SLOT: u16 = u16::MAX;
 
 /// Marks a capture that is still open.
 const OPEN: usize = usize::MAX;
@@ -78,6 +89,11 @@ pub struct ParsingMachine<'p> {
     captures: Vec<Capture>,
     /// Bit per rule: whether its captures are recorded.
     wanted: Vec<u64>,
+    /// Whether every rule's captures are recorded (no [`Self::capture_only`]), so
+    /// the bits need no test.
+    all_wanted: bool,
+    /// Per nesting slot: how many bounded calls of it are pending.
+    nesting: Vec<u32>,
     depth: usize,
     done: Option<Outcome>,
 }
@@ -94,6 +110,8 @@ impl<'p> ParsingMachine<'p> {
             stack: Vec::new(),
             captures: Vec::new(),
             wanted: vec![u64::MAX; words],
+            all_wanted: true,
+            nesting: vec![0; program.bounds.len()],
             depth: DEFAULT_DEPTH,
             done: Some(Outcome::Rejected { furthest: 0 }),
         }
@@ -101,6 +119,7 @@ impl<'p> ParsingMachine<'p> {
 
     /// Records the captures of these rules only.
     pub fn capture_only(&mut self, rules: &[RuleId]) {
+        self.all_wanted = false;
         self.wanted.iter_mut().for_each(|w| *w = 0);
         for r in rules {
             self.wanted[r.index() / 64] |= 1 << (r.index() % 64);
@@ -124,6 +143,9 @@ impl<'p> ParsingMachine<'p> {
         self.furthest = 0;
         self.stack.clear();
         self.captures.clear();
+        if !self.nesting.is_empty() {
+            self.nesting.fill(0);
+        }
         self.done = None;
     }
 
@@ -148,7 +170,7 @@ impl<'p> ParsingMachine<'p> {
 
     #[inline(always)]
     fn wants(&self, rule: RuleId) -> bool {
-        (self.wanted[rule.index() / 64] >> (rule.index() % 64)) & 1 == 1
+        self.all_wanted || (self.wanted[rule.index() / 64] >> (rule.index() % 64)) & 1 == 1
     }
 
     fn run(&mut self, input: &[u8], eof: bool) -> Outcome {
@@ -175,7 +197,11 @@ impl<'p> ParsingMachine<'p> {
                             self.done = Some(outcome);
                             return outcome;
                         }
-                        Some(Frame::Call { .. }) => {}
+                        Some(Frame::Call { slot, .. }) => {
+                            if slot != NO_SLOT {
+                                self.nesting[slot as usize] -= 1;
+                            }
+                        }
                         Some(Frame::Choice { alt, pos: p, caps }) => {
                             pos = p;
                             self.captures.truncate(caps);
@@ -345,12 +371,37 @@ impl<'p> ParsingMachine<'p> {
                 Inst::Fail => fail!(),
                 Inst::Call(to) => {
                     push!(Frame::Call {
-                        ret: ip as Addr + 1
+                        ret: ip as Addr + 1,
+                        slot: NO_SLOT,
                     });
                     ip = to as usize;
                 }
+                Inst::CallBounded { to, slot } => {
+                    let pending = self.nesting[slot as usize];
+                    if pending >= program.bounds[slot as usize] {
+                        fail!();
+                    }
+                    push!(Frame::Call {
+                        ret: ip as Addr + 1,
+                        slot,
+                    });
+                    self.nesting[slot as usize] = pending + 1;
+                    ip = to as usize;
+                }
                 Inst::Return => match self.stack.pop() {
-                    Some(Frame::Call { ret }) => ip = ret as usize,
+                    Some(Frame::Call { ret, slot }) => {
+                        if slot != NO_SLOT {
+                            self.nesting[slot as usize] -= 1;
+                        }
+                        ip = ret as usize;
+                    }
+                    // The entry rule's own subroutine returned: the run matched.
+                    None => {
+                        self.furthest = self.furthest.max(pos);
+                        let outcome = Outcome::Matched { end: pos };
+                        self.done = Some(outcome);
+                        return outcome;
+                    }
                     // The compiler pairs every return with its call.
                     _ => fail!(),
                 },

@@ -1,6 +1,9 @@
-//! The probes must be exact recognizers of the pest rules they stand in for: the
-//! machine trusts a probe's `Complete` and `Rejected`, and what the opener probe
-//! records of a complete tag must be exactly what pest extracts from it.
+//! The entry rules of grammar/sections.pest on the parsing machine, with the registry
+//! checked by the state machine, against pest's parser of the same grammar: the
+//! machine completes exactly the candidates pest accepts as an `opener` or `closer`
+//! of a registered name, reports what pest extracts from a complete opener, decides
+//! the same fed whole or a character at a time, and rejects a candidate on the byte
+//! that rules it out.
 
 use compact_str::CompactString;
 use indexmap::IndexMap;
@@ -9,10 +12,9 @@ use proptest::prelude::*;
 
 use super::attrs::Attrs;
 use super::grammar::{Rule, SectionsGrammar};
-use super::machine::attributes;
+use super::machine::{Event, SectionMachine, MAX_BRACE_DEPTH};
 use super::options::{Options, Registry};
-use super::probe::{CloserProbe, OpenerProbe};
-use crate::reentry::Verdict;
+use crate::reentry::{Machine, TagScanner, Verdict};
 
 const PIECES: &[&str] = &[
     "<",
@@ -109,23 +111,68 @@ fn registry() -> Registry {
     Registry::new(&Options::default()).expect("default registry")
 }
 
-/// Runs `resume` over `unit` one byte at a time (resuming each time), then at once;
-/// both must agree.
-fn verdict(unit: &str, mut resume: impl FnMut(&[u8], bool) -> Verdict) -> Verdict {
-    let bytes = unit.as_bytes();
-    let mut stepwise = Verdict::NeedMore;
-    for end in 1..=bytes.len() {
-        stepwise = resume(&bytes[..end], end == 1);
-        if stepwise != Verdict::NeedMore {
-            break;
+/// A machine outside any section, or inside `write-file` when `inside`.
+fn machine(inside: bool) -> SectionMachine {
+    let mut m = SectionMachine::new(&Options::default()).expect("default options");
+    if inside {
+        let used = m.advance("<write-file>", 0, false, &mut Vec::new());
+        assert_eq!(used, "<write-file>".len());
+    }
+    m
+}
+
+/// Probes the candidate `unit` fed whole, or a character at a time when `stepwise`;
+/// the verdict and the bytes that were there when it was given.
+fn probe(m: &mut SectionMachine, unit: &str, stepwise: bool) -> (Verdict, usize) {
+    m.probe_start();
+    if stepwise {
+        let ends = unit.char_indices().map(|(i, c)| i + c.len_utf8());
+        for end in ends {
+            let verdict = m.probe_resume(&unit[..end], false).expect("probing");
+            if verdict != Verdict::NeedMore {
+                return (verdict, end);
+            }
         }
     }
-    let whole = resume(bytes, true);
+    let verdict = m.probe_resume(unit, false).expect("probing");
+    (verdict, unit.len())
+}
+
+/// Probes `unit` both ways (they must agree) and, for a complete candidate, takes it:
+/// the verdict and the events taking it emitted.
+fn decide(inside: bool, unit: &str) -> (Verdict, Vec<Event>) {
+    let mut whole = machine(inside);
+    let mut stepwise = machine(inside);
+    let (verdict, _) = probe(&mut whole, unit, false);
+    let (step_verdict, _) = probe(&mut stepwise, unit, true);
     assert_eq!(
-        stepwise, whole,
-        "stepwise and whole probing differ on {unit:?}"
+        verdict, step_verdict,
+        "whole and stepwise differ on {unit:?}"
     );
-    whole
+    let mut events = Vec::new();
+    if let Verdict::Complete(len) = verdict {
+        assert!(whole.probe_take(&unit[..len], 0, &mut events), "{unit:?}");
+        let mut step_events = Vec::new();
+        assert!(stepwise.probe_take(&unit[..len], 0, &mut step_events));
+        assert_eq!(
+            events, step_events,
+            "whole and stepwise report differently on {unit:?}"
+        );
+    }
+    (verdict, events)
+}
+
+/// What the machine reported of a complete opener, in the shape of [`pest_opener`].
+fn reported(events: &[Event]) -> Option<(CompactString, Attrs, bool)> {
+    match events.first()? {
+        Event::SectionStart {
+            tag,
+            attrs,
+            self_closing,
+            ..
+        } => Some((tag.clone(), attrs.clone(), *self_closing)),
+        _ => None,
+    }
 }
 
 /// The length of the shortest prefix pest accepts under `accept`, if any.
@@ -177,18 +224,8 @@ fn pest_opener(tag: &str) -> Option<(CompactString, Attrs, bool)> {
     Some((spelling, attrs, self_closing))
 }
 
-/// What the probe recorded of a complete opener, in the same shape.
-fn probed_opener(tag: &str, probe: &OpenerProbe) -> (CompactString, Attrs, bool) {
-    (
-        CompactString::from(&tag[1..probe.name_end()]),
-        attributes(&mut Vec::new(), tag, probe.attrs()),
-        probe.self_closing(),
-    )
-}
-
 #[test]
-fn probe_extracts_what_pest_extracts_on_every_value_form() {
-    let reg = registry();
+fn openers_report_what_pest_extracts_on_every_value_form() {
     for tag in [
         "<think>",
         "<think/>",
@@ -211,13 +248,79 @@ fn probe_extracts_what_pest_extracts_on_every_value_form() {
         "<write-file a={'it\\'s {'} b={`\\``}>",
         "<write-file a={\"\\\\\"} c={a\\}>",
     ] {
-        let mut probe = OpenerProbe::new();
-        assert_eq!(
-            probe.resume(tag.as_bytes(), &reg, 1 << 20),
-            Verdict::Complete(tag.len()),
-            "{tag}"
-        );
-        assert_eq!(Some(probed_opener(tag, &probe)), pest_opener(tag), "{tag}");
+        let (verdict, events) = decide(false, tag);
+        assert_eq!(verdict, Verdict::Complete(tag.len()), "{tag}");
+        assert_eq!(reported(&events), pest_opener(tag), "{tag}");
+        assert!(pest_opener(tag).is_some(), "{tag}");
+    }
+}
+
+#[test]
+fn names_are_checked_against_the_registry_on_the_deciding_byte() {
+    // (mode, candidate, bytes there when it is rejected)
+    for (inside, unit, deciding) in [
+        (false, "<thinking>", 7),
+        (false, "<thx>", 4),
+        (false, "<div>", 3), // `d` starts `dyad-write`
+        (false, "<Write-filE2 a>", 12),
+        (false, "< think>", 2),
+        (true, "</think>", 3),
+        (true, "</ \n dyad-writer>", 16),
+        (true, "</write-file x>", 14),
+    ] {
+        let mut m = machine(inside);
+        let (verdict, at) = probe(&mut m, unit, true);
+        assert_eq!((verdict, at), (Verdict::Rejected, deciding), "{unit}");
+    }
+    // Any case and any spelling of the open section closes it (SEC-10).
+    for closer in ["</CREATE-file>", "</ dyad-write\n>", "</write-file>"] {
+        let (verdict, events) = decide(true, closer);
+        assert_eq!(verdict, Verdict::Complete(closer.len()), "{closer}");
+        assert!(matches!(
+            events[..],
+            [Event::SectionEnd { closed: true, .. }]
+        ));
+    }
+}
+
+#[test]
+fn braces_nest_exactly_as_deep_as_the_bound() {
+    let nested = |depth: usize| format!("<think a={}{}>", "{".repeat(depth), "}".repeat(depth));
+    let deepest = nested(MAX_BRACE_DEPTH);
+    assert_eq!(decide(false, &deepest).0, Verdict::Complete(deepest.len()));
+    assert!(pest_opener(&deepest).is_some());
+    let too_deep = nested(MAX_BRACE_DEPTH + 1);
+    let (verdict, at) = probe(&mut machine(false), &too_deep, true);
+    // Rejected on the brace that opens one level too many (SEC-6, SEC-16).
+    assert_eq!((verdict, at), (Verdict::Rejected, 9 + MAX_BRACE_DEPTH + 1));
+    // pest's parser of the same text has no nesting bound: the bound is the
+    // machine's, given when the dialect compiles the grammar.
+    assert!(pest_opener(&too_deep).is_some());
+    // A deeper value inside a quoted string does not count (SEC-5a).
+    let quoted = format!(
+        "<think a={}\"{}\"{}>",
+        "{".repeat(MAX_BRACE_DEPTH),
+        "{".repeat(10),
+        "}".repeat(MAX_BRACE_DEPTH)
+    );
+    assert_eq!(decide(false, &quoted).0, Verdict::Complete(quoted.len()));
+}
+
+#[test]
+fn a_candidate_that_reaches_the_tag_bound_undecided_is_rejected() {
+    let options = Options {
+        max_tag_bytes: 12,
+        ..Options::default()
+    };
+    for (unit, verdict) in [
+        ("<think a=12>", Verdict::Complete(12)),
+        ("<think a=123>", Verdict::Rejected),
+        ("<thin", Verdict::NeedMore),
+    ] {
+        let mut m = SectionMachine::new(&options).expect("options");
+        assert_eq!(probe(&mut m, unit, true).0, verdict, "{unit}");
+        let mut m = SectionMachine::new(&options).expect("options");
+        assert_eq!(probe(&mut m, unit, false).0, verdict, "{unit}");
     }
 }
 
@@ -225,36 +328,26 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
-    fn opener_probe_agrees_with_pest(unit in unit()) {
+    fn openers_agree_with_pest(unit in unit()) {
         let reg = registry();
-        let mut probe = OpenerProbe::new();
-        let got = verdict(&unit, |bytes, fresh| {
-            if fresh { probe = OpenerProbe::new(); }
-            probe.resume(bytes, &reg, 1 << 20)
-        });
+        let (verdict, events) = decide(false, &unit);
         let accept = |s: &str| {
             SectionsGrammar::parse(Rule::opener, s).is_ok()
                 && reg.lookup(s[1..].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).next().unwrap_or("").as_bytes()).is_some()
         };
         let expected = pest_accepts(&unit, accept);
-        match got {
+        match verdict {
             Verdict::Complete(len) => {
-                prop_assert_eq!(Some(len), expected, "probe completed {:?}", &unit[..len]);
+                prop_assert_eq!(Some(len), expected, "completed {:?}", &unit[..len]);
                 let tag = &unit[..len];
-                prop_assert_eq!(Some(probed_opener(tag, &probe)), pest_opener(tag), "extraction differs on {:?}", tag);
-                // Resumed one byte at a time, the probe records the same parts.
-                let mut stepwise = OpenerProbe::new();
-                for end in 1..=len {
-                    stepwise.resume(&tag.as_bytes()[..end], &reg, 1 << 20);
-                }
-                prop_assert_eq!(probed_opener(tag, &stepwise), probed_opener(tag, &probe), "stepwise extraction differs on {:?}", tag);
+                prop_assert_eq!(reported(&events), pest_opener(tag), "extraction differs on {:?}", tag);
             }
-            _ => prop_assert_eq!(expected, None, "probe said {:?} but pest accepts a prefix", got),
+            _ => prop_assert_eq!(expected, None, "said {:?} but pest accepts a prefix", verdict),
         }
     }
 
     #[test]
-    fn closer_probe_agrees_with_pest(unit in prop_oneof![
+    fn closers_agree_with_pest(unit in prop_oneof![
         unit(),
         (prop::sample::select(&["</", "</ ", "</\n\t", "<", "< /"][..]),
          prop::sample::select(&["write-file", "CREATE-file", "dyad-writ", "think", "dyad-write-x", ""][..]),
@@ -263,19 +356,15 @@ proptest! {
     ]) {
         let reg = registry();
         let section = reg.lookup(b"write-file").expect("registered");
-        let mut probe = CloserProbe::new();
-        let got = verdict(&unit, |bytes, fresh| {
-            if fresh { probe = CloserProbe::new(); }
-            probe.resume(bytes, &reg, section, 1 << 20)
-        });
+        let (verdict, _) = decide(true, &unit);
         let accept = |s: &str| {
             SectionsGrammar::parse(Rule::closer, s).is_ok()
                 && reg.lookup(s.trim_start_matches("</").trim_end_matches('>').trim().as_bytes()) == Some(section)
         };
         let expected = pest_accepts(&unit, accept);
-        match got {
-            Verdict::Complete(len) => prop_assert_eq!(Some(len), expected, "probe completed {:?}", &unit[..len]),
-            _ => prop_assert_eq!(expected, None, "probe said {:?} but pest accepts a prefix", got),
+        match verdict {
+            Verdict::Complete(len) => prop_assert_eq!(Some(len), expected, "completed {:?}", &unit[..len]),
+            _ => prop_assert_eq!(expected, None, "said {:?} but pest accepts a prefix", verdict),
         }
     }
 }

@@ -1,13 +1,24 @@
 //! The sections state machine: text outside sections, verbatim content inside.
+//!
+//! Tags are recognized by the entry rules of grammar/sections.pest running on the
+//! parsing machine (src/machine); the registry, the modes, the tag bound and what an
+//! attribute means are decided here.
+
+use std::sync::OnceLock;
 
 use compact_str::CompactString;
 use serde::Serialize;
 
 use super::attrs::Attrs;
-use super::options::{Options, OptionsProblem, Registry};
-use super::probe::{AttrBounds, CloserProbe, OpenerProbe};
+use super::grammar;
+use super::options::{NameMatch, Options, OptionsProblem, Registry};
+use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
 use crate::reentry::{scan_tags, Machine, TagScanner, Verdict};
 use crate::span::Span;
+
+/// Deepest `{` nesting an attribute value may have (SEC-6): the nesting bound the
+/// sections program is compiled with on the recursive rule `brace_value`.
+pub const MAX_BRACE_DEPTH: usize = 64;
 
 /// An event of the sections dialect. Serialized with a `"type"` in snake_case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -65,11 +76,51 @@ impl Event {
     }
 }
 
-/// What the machine is probing, if anything; the unit always starts at `pending[0]`.
-#[derive(Clone, Debug)]
-enum Probe {
-    Opener(OpenerProbe),
-    Closer(CloserProbe),
+/// The rules of grammar/sections.pest (with grammar/common.pest) the state machine
+/// runs and reads.
+struct TagRules {
+    /// Outside a section: an opener.
+    opener_tag: RuleId,
+    /// Inside a section: a closer.
+    closer_tag: RuleId,
+    /// Captured rules the state machine tells apart (the grammar captures only
+    /// [`grammar::CAPTURED`]: the tag name first, then keys, values and the slash).
+    key: RuleId,
+    self_close: RuleId,
+}
+
+impl TagRules {
+    fn get() -> &'static TagRules {
+        static RULES: OnceLock<TagRules> = OnceLock::new();
+        RULES.get_or_init(|| {
+            let program = grammar::program();
+            // The rules are in the grammar files of the crate (tested).
+            let rule = |name: &str| program.rule(name).expect("rule of grammar/sections.pest");
+            TagRules {
+                opener_tag: rule("opener_tag"),
+                closer_tag: rule("closer_tag"),
+                key: rule("attr_key"),
+                self_close: rule("self_close"),
+            }
+        })
+    }
+}
+
+/// Where the candidate at the start of the unit stands.
+#[derive(Clone, Copy, Debug)]
+enum Candidate {
+    /// No candidate is being read.
+    Idle,
+    /// The tag rule of the mode is running and the tag name has not ended: the
+    /// name read so far is checked against the registry up to `checked` (SEC-16).
+    Name { name: NameMatch, checked: usize },
+    /// The tag name is `start..end` and spells `section`; the rest of the tag is
+    /// being read.
+    Named {
+        section: usize,
+        start: usize,
+        end: usize,
+    },
 }
 
 /// The sections state machine (driven by [`crate::reentry::Stream`]).
@@ -79,7 +130,9 @@ pub struct SectionMachine {
     max_tag_bytes: usize,
     /// The open section, if any.
     open: Option<usize>,
-    probe: Option<Probe>,
+    /// Runs the mode's entry rules on the candidate tag at the start of the unit.
+    tags: ParsingMachine<'static>,
+    candidate: Candidate,
     /// Where an opener's attributes are gathered (reused from tag to tag).
     scratch: Vec<(CompactString, CompactString)>,
 }
@@ -87,11 +140,13 @@ pub struct SectionMachine {
 impl SectionMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Result<Self, OptionsProblem> {
+        let tags = ParsingMachine::new(grammar::program());
         Ok(SectionMachine {
             registry: Registry::new(options)?,
             max_tag_bytes: options.max_tag_bytes.min(crate::reentry::MAX_SIZE_OPTION),
             open: None,
-            probe: None,
+            tags,
+            candidate: Candidate::Idle,
             scratch: Vec::new(),
         })
     }
@@ -101,22 +156,99 @@ impl SectionMachine {
     pub fn hold_back_bound(&self) -> usize {
         self.max_tag_bytes + 3
     }
+
+    /// Runs the machine on `bytes`, the whole unit if `finish`.
+    fn run(&mut self, bytes: &[u8], finish: bool) -> Outcome {
+        if finish {
+            self.tags.finish(bytes)
+        } else {
+            self.tags.resume(bytes)
+        }
+    }
+
+    /// Reads the candidate on `bytes` (at most `max_tag_bytes` of the unit; `bounded`
+    /// when the bound cut them, `finish` when the input ends with them).
+    fn read_candidate(&mut self, bytes: &[u8], finish: bool, bounded: bool) -> Verdict {
+        let outcome = self.run(bytes, finish);
+        if let Outcome::Rejected { .. } | Outcome::TooDeep { .. } = outcome {
+            return Verdict::Rejected;
+        }
+        if let Candidate::Name { mut name, checked } = self.candidate {
+            // A closer names the open section; an opener any registered one (SEC-10).
+            let only = self.open;
+            // The name read so far is the `tag_name` capture, the first of the tag
+            // and open while its bytes arrive: each of its bytes is checked against
+            // the registry once, so a name that no spelling starts with is rejected
+            // on the byte that rules it out (SEC-16).
+            let Some(&cap) = self.tags.captures().first() else {
+                return match outcome {
+                    Outcome::NeedMore if !bounded => Verdict::NeedMore,
+                    _ => Verdict::Rejected,
+                };
+            };
+            let end = if cap.is_closed() {
+                cap.end
+            } else {
+                bytes.len()
+            };
+            let from = checked.max(cap.start);
+            let unseen = bytes.get(from..end).unwrap_or_default();
+            let checked = match self.registry.scan_name(&mut name, unseen, only) {
+                Some(n) => from + n,
+                None => return Verdict::Rejected,
+            };
+            self.candidate = if cap.is_closed() {
+                match self.registry.matched(&name, only) {
+                    Some(section) => Candidate::Named {
+                        section,
+                        start: cap.start,
+                        end: cap.end,
+                    },
+                    None => return Verdict::Rejected,
+                }
+            } else {
+                Candidate::Name { name, checked }
+            };
+        }
+        match (outcome, self.candidate) {
+            (Outcome::Matched { end }, Candidate::Named { .. }) => Verdict::Complete(end),
+            (Outcome::NeedMore, _) if !bounded => Verdict::NeedMore,
+            _ => Verdict::Rejected,
+        }
+    }
 }
 
-/// The attributes of a complete opener from the bounds its probe recorded (SEC-5),
-/// built in `scratch`.
-pub(super) fn attributes(
-    scratch: &mut Vec<(CompactString, CompactString)>,
+/// The attributes and the self-closing slash of a complete opener, read from the
+/// captures of `opener_tag` over `tag`, built in `scratch` (SEC-5).
+fn read_opener(
+    captures: &[Capture],
     tag: &str,
-    bounds: &[AttrBounds],
-) -> Attrs {
-    Attrs::from_pairs_in(
-        scratch,
-        bounds.iter().map(|a| {
-            let value = a.value.map_or("", |(from, to)| &tag[from..to]);
-            (&tag[a.key.0..a.key.1], value)
-        }),
-    )
+    scratch: &mut Vec<(CompactString, CompactString)>,
+) -> (Attrs, bool) {
+    let rules = TagRules::get();
+    let text = |c: &Capture| tag.get(c.start..c.end).unwrap_or_default();
+    let mut i = 0;
+    // A key's value, if it has one, is the capture right after it.
+    let pairs = std::iter::from_fn(|| {
+        while let Some(c) = captures.get(i) {
+            i += 1;
+            if c.rule != rules.key {
+                continue;
+            }
+            let value = match captures.get(i) {
+                Some(v) if v.rule != rules.key && v.rule != rules.self_close => {
+                    i += 1;
+                    text(v)
+                }
+                _ => "",
+            };
+            return Some((text(c), value));
+        }
+        None
+    });
+    let attrs = Attrs::from_pairs_in(scratch, pairs);
+    let self_closing = captures.last().is_some_and(|c| c.rule == rules.self_close);
+    (attrs, self_closing)
 }
 
 impl TagScanner for SectionMachine {
@@ -135,83 +267,75 @@ impl TagScanner for SectionMachine {
     }
 
     fn probe_resume(&mut self, unit: &str, eof: bool) -> Option<Verdict> {
+        if let Candidate::Idle = self.candidate {
+            return None;
+        }
+        let max = self.max_tag_bytes;
         let bytes = unit.as_bytes();
-        let verdict = match self.probe.as_mut()? {
-            Probe::Opener(p) => p.resume(bytes, &self.registry, self.max_tag_bytes),
-            Probe::Closer(p) => {
-                let section = self.open.unwrap_or(0);
-                p.resume(bytes, &self.registry, section, self.max_tag_bytes)
-            }
-        };
-        Some(match verdict {
-            Verdict::NeedMore if eof => Verdict::Rejected,
-            v => v,
-        })
+        // A candidate must complete within `max` bytes (SEC-8): the machine never
+        // sees more, and past the bound the end of the input does not matter.
+        let bounded = bytes.len() >= max;
+        let bytes = &bytes[..bytes.len().min(max)];
+        Some(self.read_candidate(bytes, eof && !bounded, bounded))
     }
 
     fn probe_start(&mut self) {
-        self.probe = Some(match self.open {
-            None => Probe::Opener(OpenerProbe::new()),
-            Some(_) => Probe::Closer(CloserProbe::new()),
+        let rules = TagRules::get();
+        self.tags.start(match self.open {
+            None => rules.opener_tag,
+            Some(_) => rules.closer_tag,
         });
+        self.candidate = Candidate::Name {
+            name: NameMatch::default(),
+            checked: 0,
+        };
     }
 
     fn probe_reject(&mut self) {
-        self.probe = None;
+        self.candidate = Candidate::Idle;
     }
 
     fn probe_take(&mut self, tag: &str, start: usize, out: &mut Vec<Event>) -> bool {
+        let candidate = std::mem::replace(&mut self.candidate, Candidate::Idle);
+        let Candidate::Named {
+            section,
+            start: name_start,
+            end: name_end,
+        } = candidate
+        else {
+            return false;
+        };
         let span = Span::new(start, start + tag.len());
-        match (self.open, self.probe.take()) {
-            (None, Some(Probe::Opener(probe))) => {
-                let Some(section) = probe.section() else {
-                    return false;
-                };
-                // The probe recorded the opener's parts as it recognized it (a property
-                // test checks they are what pest extracts from the `opener` rule).
-                let spelling = CompactString::from(&tag[1..probe.name_end()]);
-                let attrs = attributes(&mut self.scratch, tag, probe.attrs());
-                let self_closing = probe.self_closing();
-                let name = self.registry.names[section].clone();
-                if self_closing {
-                    out.push(Event::SectionStart {
-                        name: name.clone(),
-                        tag: spelling,
-                        attrs,
-                        self_closing,
-                        span,
-                    });
-                    out.push(Event::SectionEnd {
-                        name,
-                        closed: true,
-                        span: Span::empty(span.end),
-                    });
-                } else {
-                    out.push(Event::SectionStart {
-                        name,
-                        tag: spelling,
-                        attrs,
-                        self_closing,
-                        span,
-                    });
-                    self.open = Some(section);
-                }
-                true
-            }
-            (Some(section), Some(Probe::Closer(_))) => {
-                // The closer probe is an exact recognizer of the `closer` rule (a test
-                // checks they agree), and a closer carries nothing to extract.
-                let name = self.registry.names[section].clone();
-                out.push(Event::SectionEnd {
-                    name,
-                    closed: true,
-                    span,
-                });
-                self.open = None;
-                true
-            }
-            _ => false,
+        let name = self.registry.names[section].clone();
+        if self.open.is_some() {
+            // A closer carries nothing but its name (SEC-10).
+            out.push(Event::SectionEnd {
+                name,
+                closed: true,
+                span,
+            });
+            self.open = None;
+            return true;
         }
+        let spelling = CompactString::from(&tag[name_start..name_end]);
+        let (attrs, self_closing) = read_opener(self.tags.captures(), tag, &mut self.scratch);
+        out.push(Event::SectionStart {
+            name: name.clone(),
+            tag: spelling,
+            attrs,
+            self_closing,
+            span,
+        });
+        if self_closing {
+            out.push(Event::SectionEnd {
+                name,
+                closed: true,
+                span: Span::empty(span.end),
+            });
+        } else {
+            self.open = Some(section);
+        }
+        true
     }
 
     fn end_of_input(&mut self, end: usize, out: &mut Vec<Event>) {

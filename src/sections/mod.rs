@@ -18,19 +18,16 @@
 
 mod attrs;
 mod document;
-// The pest grammar is the oracle the hand-written probes are tested against; the
-// library itself no longer exposes or runs its derived parser.
-#[cfg_attr(not(test), allow(dead_code))]
-mod grammar;
+// The grammar compiled for the parsing machine, and pest's parser of it (the oracle
+// the machine is tested against).
+pub(crate) mod grammar;
 mod machine;
 mod options;
-mod probe;
 
 pub use attrs::Attrs;
 pub use document::{Document, DocumentFolder, Item};
-pub use machine::{Event, SectionMachine};
+pub use machine::{Event, SectionMachine, MAX_BRACE_DEPTH};
 pub use options::{Options, OptionsProblem, SectionSpec, DEFAULT_MAX_TAG_BYTES};
-pub use probe::MAX_BRACE_DEPTH;
 
 use crate::fold::{self, DialectMachine, Spanned};
 use crate::reentry::Stream;
