@@ -517,7 +517,7 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 14] = [
+pub(crate) const DIALECTS: [Dialect; 17] = [
     Dialect {
         name: "sections",
         summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
@@ -560,6 +560,9 @@ pub(crate) const DIALECTS: [Dialect; 14] = [
     crate::field::deepseek::DIALECT_V31,
     crate::field::harmony::DIALECT,
     crate::field::mistral::DIALECT,
+    crate::field::llama3_json::DIALECT,
+    crate::field::pythonic::DIALECT,
+    crate::field::reasoning::DIALECT,
     crate::field::kimi_k2::DIALECT,
     crate::field::minimax_m2::DIALECT,
     crate::field::glm::DIALECT,

@@ -2,6 +2,7 @@
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
 //!   document's text, reasoning and calls, live and whole-calls;
+//! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, LJ-15, PY-16, RS-10): parsing a rendered turn
 //!   (and so do the example families defined at run time, CF-1);
 //! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15, GL-15): parsing a rendered turn
 //!   gives the turn back.
@@ -10,8 +11,8 @@ use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, glm, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, Delta,
-    DeltaMode, DeltaProjection, Document, Event, Item, Options,
+    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
+    qwen3_coder, reasoning, Delta, DeltaMode, DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -84,6 +85,30 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
                 serde_json::from_value(options.clone()).expect("case options");
             run(
                 mistral::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
+        "llama3-json" => {
+            let options: llama3_json::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                llama3_json::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
+        "pythonic" => {
+            let options: pythonic::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                pythonic::Parser::with_options(&options).expect("options"),
+                chunks,
+            )
+        }
+        "reasoning" => {
+            let options: reasoning::Options =
+                serde_json::from_value(options.clone()).expect("case options");
+            run(
+                reasoning::Parser::with_options(&options).expect("options"),
                 chunks,
             )
         }
@@ -434,6 +459,31 @@ proptest! {
                 }
             }
             prop_assert_eq!(mistral::parse(&text, &options), want, "{} {:?}", version, text);
+        }
+    }
+
+    #[test]
+    fn llama3_json_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = llama3_json::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(llama3_json::parse(&text, &llama3_json::Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn pythonic_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let text = pythonic::render_turn(&doc).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(pythonic::parse(&text, &pythonic::Options::default()), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn reasoning_parses_a_rendered_turn_back_in_every_spelling(pieces in turn()) {
+        let pieces: Vec<Piece> = pieces.into_iter().filter(|p| !matches!(p, Piece::Call(..))).collect();
+        let doc = document(&pieces);
+        for spelling in reasoning::Spelling::ALL {
+            let text = reasoning::render_turn(&doc, spelling).map_err(TestCaseError::fail)?;
+            let options = reasoning::Options { reasoning_markers: vec![spelling], ..Default::default() };
+            prop_assert_eq!(reasoning::parse(&text, &options), doc.clone(), "{:?}", text);
         }
     }
 

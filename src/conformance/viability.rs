@@ -37,6 +37,9 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "deepseek-v3" | "deepseek-v3.1" => deepseek(held),
         "harmony" => harmony(before, held),
         "mistral" => mistral(before, held),
+        "llama3-json" => llama3_json(before, held),
+        "pythonic" => pythonic(before, held),
+        "reasoning" => reasoning(options, held),
         "kimi-k2" => kimi_k2(held),
         "minimax-m2" => minimax_m2(held),
         "glm" => glm(held),
@@ -585,6 +588,134 @@ fn mistral(before: &[u8], held: &[u8]) -> bool {
     let group = b"[TOOL_CALLS]";
     let last = before.windows(group.len()).rposition(|w| w == group);
     last.is_some_and(|at| skip_ws(&before[at + group.len()..]).first() == Some(&b'['))
+}
+
+const LLAMA3_MARKERS: [&str; 9] = [
+    "<|python_tag|>",
+    "<think>",
+    "</think>",
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "[THINK]",
+    "[/THINK]",
+    "◁think▷",
+    "◁/think▷",
+];
+
+/// Whether `before` has started a call group of llama3-json: a tag, or a bare
+/// object or built-in call at the start of the answer (the bytes after the last
+/// reasoning closer, or all of them).
+fn lj_group_seen(before: &[u8]) -> bool {
+    let tag = b"<|python_tag|>";
+    if before.windows(tag.len()).any(|w| w == tag) {
+        return true;
+    }
+    let answer = ["</think>", "[/THINK]", "◁/think▷"]
+        .iter()
+        .filter_map(|close| {
+            let close = close.as_bytes();
+            before
+                .windows(close.len())
+                .rposition(|w| w == close)
+                .map(|at| at + close.len())
+        })
+        .max()
+        .map_or(before, |at| &before[at..]);
+    let answer = skip_ws(answer);
+    answer.first() == Some(&b'{') || answer.windows(6).any(|w| w == b".call(")
+}
+
+/// LJ-14: a viable prefix of a marker; the tag and the unit after it; at the start
+/// of the answer (nothing before, or right after the reasoning closer), whitespace
+/// and a unit that may become a call; anything inside a call group.
+fn llama3_json(before: &[u8], held: &[u8]) -> bool {
+    if marker_prefix(held, &LLAMA3_MARKERS) || held.starts_with(b"<|python_tag|>") {
+        return true;
+    }
+    let after_reasoning = ["</think>", "[/THINK]", "◁/think▷"]
+        .iter()
+        .any(|closer| before.ends_with(closer.as_bytes()));
+    if before.is_empty() || after_reasoning {
+        let rest = skip_ws(held);
+        if rest.is_empty() || rest[0] == b'{' || rest[0] == b'_' || rest[0].is_ascii_alphabetic() {
+            return true;
+        }
+    }
+    lj_group_seen(before)
+}
+
+const PYTHONIC_MARKERS: [&str; 8] = [
+    "<|python_start|>",
+    "<|python_end|>",
+    "<think>",
+    "</think>",
+    "[THINK]",
+    "[/THINK]",
+    "◁think▷",
+    "◁/think▷",
+];
+
+/// Whether `rest` (after a list's `[`) may still become a decided call head:
+/// whitespace, a name, `(`, a keyword and `=` (PY-4).
+fn py_head_prefix(rest: &[u8]) -> bool {
+    rest.iter().all(|&b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'(' | b')' | b'=') || is_ws(b)
+    })
+}
+
+/// Whether `before` holds a call list's start: `[`, whitespace, a name and `(`.
+fn py_list_seen(before: &[u8]) -> bool {
+    before.iter().enumerate().any(|(i, &b)| {
+        if b != b'[' {
+            return false;
+        }
+        let rest = skip_ws(&before[i + 1..]);
+        let name = rest
+            .iter()
+            .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+            .count();
+        name > 0 && skip_ws(&rest[name..]).first() == Some(&b'(')
+    })
+}
+
+/// PY-14: a viable prefix of a marker; the wrapper's opener, whitespace and a
+/// list's start; a list's `[` and a prefix of a decided call head; anything after a
+/// list has started (the call being read, the bytes between calls, the wrapper's
+/// closer).
+fn pythonic(before: &[u8], held: &[u8]) -> bool {
+    if marker_prefix(held, &PYTHONIC_MARKERS) {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"<|python_start|>") {
+        let rest = skip_ws(rest);
+        if rest.is_empty() || (rest[0] == b'[' && py_head_prefix(&rest[1..])) {
+            return true;
+        }
+    }
+    if let Some(rest) = held.strip_prefix(b"[") {
+        if py_head_prefix(rest) {
+            return true;
+        }
+    }
+    py_list_seen(before)
+}
+
+/// RS-9: a viable prefix of an accepted marker (`reasoning_markers`, default all
+/// three spellings).
+fn reasoning(options: &Value, held: &[u8]) -> bool {
+    const SPELLINGS: [(&str, [&str; 2]); 3] = [
+        ("think", ["<think>", "</think>"]),
+        ("bracket", ["[THINK]", "[/THINK]"]),
+        ("triangle", ["◁think▷", "◁/think▷"]),
+    ];
+    let accepted = |name: &str| match options.get("reasoning_markers") {
+        Some(Value::Array(list)) => list.iter().any(|v| v == name),
+        _ => true,
+    };
+    SPELLINGS
+        .iter()
+        .filter(|(name, _)| accepted(name))
+        .any(|(_, markers)| marker_prefix(held, markers))
 }
 
 /// The markers of kimi-k2 (KK-2).

@@ -63,6 +63,59 @@ pub fn qwen3_coder() -> &'static Program {
         .get_or_init(|| compile(QWEN3_CODER).expect("grammar/qwen3-coder.pest compiles (tested)"))
 }
 
+/// The text of grammar/python-call.pest: Python keyword arguments and literals,
+/// appended to the pythonic and llama3-json grammars.
+pub const PYTHON_CALL: &str = include_str!("../../grammar/python-call.pest");
+
+/// The text of grammar/llama3-json.pest.
+pub const LLAMA3_JSON: &str = include_str!("../../grammar/llama3-json.pest");
+
+/// The text of grammar/pythonic.pest.
+pub const PYTHONIC: &str = include_str!("../../grammar/pythonic.pest");
+
+/// The program of grammar/llama3-json.pest with grammar/python-call.pest,
+/// grammar/field-json.pest and grammar/reasoning.pest.
+pub fn llama3_json() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile(&format!(
+            "{LLAMA3_JSON}\n{PYTHON_CALL}\n{FIELD_JSON}\n{REASONING}"
+        ))
+        .unwrap_or_else(|e| {
+            panic!(
+                "grammar/llama3-json.pest with python-call and field-json compiles (tested): {e}"
+            )
+        })
+    })
+}
+
+/// The program of grammar/pythonic.pest with grammar/python-call.pest and
+/// grammar/reasoning.pest. (The
+/// JSON rules are appended too, for the arguments reader the machine shares with
+/// llama3-json; pythonic never runs them.)
+pub fn pythonic() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile(&format!(
+            "{PYTHONIC}\n{PYTHON_CALL}\n{FIELD_JSON}\n{REASONING}"
+        ))
+        .unwrap_or_else(|e| {
+            panic!("grammar/pythonic.pest with python-call and field-json compiles (tested): {e}")
+        })
+    })
+}
+
+/// The text of grammar/reasoning.pest: the reasoning wrappers' markers, the
+/// `reasoning` dialect's grammar, appended to the grammars of the families that
+/// honour `reasoning_markers`.
+pub const REASONING: &str = include_str!("../../grammar/reasoning.pest");
+
+/// The program of grammar/reasoning.pest.
+pub fn reasoning() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| compile(REASONING).expect("grammar/reasoning.pest compiles (tested)"))
+}
+
 /// The text of grammar/kimi-k2.pest.
 pub const KIMI_K2: &str = include_str!("../../grammar/kimi-k2.pest");
 

@@ -118,11 +118,15 @@ pub mod hermes;
 pub mod json_arguments;
 pub mod json_scan;
 pub mod kimi_k2;
+mod llama;
+pub mod llama3_json;
 pub mod minimax_m2;
 pub mod mistral;
 mod options;
 mod probe;
+pub mod pythonic;
 pub mod qwen3_coder;
+pub mod reasoning;
 pub mod render_input;
 pub mod typing;
 
@@ -144,6 +148,9 @@ pub const FAMILIES: &[&str] = &[
     "deepseek-v3.1",
     "harmony",
     "mistral",
+    "llama3-json",
+    "pythonic",
+    "reasoning",
     "kimi-k2",
     "minimax-m2",
     "glm",

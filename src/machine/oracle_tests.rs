@@ -71,6 +71,20 @@ oracle!(
     "grammar/field-json.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(
+    llama3_json_oracle,
+    "grammar/llama3-json.pest",
+    "grammar/python-call.pest",
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
+);
+oracle!(
+    pythonic_oracle,
+    "grammar/pythonic.pest",
+    "grammar/python-call.pest",
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
+);
 oracle!(glm_oracle, "grammar/glm.pest");
 oracle!(minimax_m2_oracle, "grammar/minimax-m2.pest");
 oracle!(
@@ -455,6 +469,16 @@ proptest! {
     }
 
     #[test]
+    fn llama3_json_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<llama3_json_oracle::Oracle>(&grammar_text(&["grammar/llama3-json.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+    }
+
+    #[test]
+    fn pythonic_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+    }
+
+    #[test]
     fn kimi_k2_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<kimi_k2_oracle::Oracle>(&grammar_text(&["grammar/kimi-k2.pest", "grammar/field-json.pest"]), seed)?;
     }
@@ -684,6 +708,19 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/mistral.pest", "grammar/field-json.pest"],
         &["grammar/hermes.pest"],
         &["grammar/qwen3-coder.pest"],
+        &[
+            "grammar/llama3-json.pest",
+            "grammar/python-call.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &[
+            "grammar/pythonic.pest",
+            "grammar/python-call.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &["grammar/reasoning.pest"],
         &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
         &["grammar/minimax-m2.pest"],
         &["grammar/glm.pest"],
@@ -703,6 +740,12 @@ fn every_grammar_of_the_crate_compiles() {
         .is_some());
     assert!(crate::field::grammars::hermes()
         .rule("text_marker")
+        .is_some());
+    assert!(crate::field::grammars::llama3_json()
+        .rule("call_next")
+        .is_some());
+    assert!(crate::field::grammars::pythonic()
+        .rule("list_next")
         .is_some());
     assert!(crate::field::grammars::qwen3_coder()
         .rule("text_marker")

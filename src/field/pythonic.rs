@@ -1,0 +1,80 @@
+//! The pythonic family (Llama 4, Llama 3.2 small, Liquid): a list of calls
+//! `[f(a=1, b="x"), g(c=True)]` with Python literal keyword arguments, optionally
+//! wrapped in `<|python_start|>…<|python_end|>`. Arguments are compact JSON built
+//! from the literals. Rules: spec/pythonic.md.
+//!
+//! ```
+//! use idiolect::field::{pythonic, Item};
+//! let doc = pythonic::parse("[get_weather(city='Paris', days=3)]", &pythonic::Options::default());
+//! assert!(matches!(&doc.items[0], Item::ToolCall { arguments, .. } if arguments == "{\"city\":\"Paris\",\"days\":3}"));
+//! ```
+
+use crate::field::llama::machine::{Family, LlamaMachine};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::field::llama::render;
+use crate::field::reasoning::spelling::{self, Spelling};
+use crate::field::{Document, DocumentFolder, Event, Tool};
+use crate::reentry::Machine;
+use crate::session;
+
+pub use render::{render_pythonic_calls as render_calls, render_pythonic_turn as render_turn};
+
+/// The pythonic options, as given in JSON (spec/pythonic.md PY-2; FD-3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Whether the output starts inside reasoning (the prompt ended with `<think>`).
+    pub start_in_reasoning: bool,
+    /// The tools of the request (accepted; the literals say their own types).
+    pub tools: Vec<Tool>,
+    /// The accepted reasoning wrappers (RS-11): `think` (default), `bracket`,
+    /// `triangle`; empty for none.
+    pub reasoning_markers: Vec<Spelling>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            start_in_reasoning: false,
+            tools: Vec::new(),
+            reasoning_markers: spelling::family_default(),
+        }
+    }
+}
+
+/// The pythonic state machine, driven by the re-entry layer.
+#[derive(Clone, Debug)]
+pub struct PythonicMachine(LlamaMachine);
+
+impl PythonicMachine {
+    /// A machine for these options.
+    pub fn new(options: &Options) -> Self {
+        PythonicMachine(LlamaMachine::new(
+            Family::Pythonic,
+            options.start_in_reasoning,
+            false,
+            &options.reasoning_markers,
+        ))
+    }
+}
+
+impl Machine for PythonicMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        self.0.advance(pending, base, eof, out)
+    }
+}
+
+family_glue!(PythonicMachine, "pythonic");
+
+/// The pythonic family for the dynamic layer.
+pub const DIALECT: session::Dialect = session::Dialect {
+    name: "pythonic",
+    summary: "Python-style tool-call lists [f(a=1, b=\"x\")] (Llama 4, Llama 3.2, Liquid), optionally in <|python_start|>…<|python_end|>",
+    open: session::open::<PythonicMachine>,
+    render: Some(render::render_pythonic),
+    schemas: session::schemas::<Options, Document>,
+};

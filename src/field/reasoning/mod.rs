@@ -1,0 +1,64 @@
+//! The `reasoning` dialect: models that reason but call no tools, in any of the
+//! three wrapper spellings `<think>…</think>`, `[THINK]…[/THINK]` and
+//! `◁think▷…◁/think▷`; and those spellings as the `reasoning_markers` option
+//! some field families honour. Rules: spec/reasoning.md.
+//!
+//! ```
+//! use idiolect::field::{reasoning, Item};
+//! let doc = reasoning::parse("[THINK]Two and two.[/THINK]Four.", &reasoning::Options::default());
+//! assert!(matches!(&doc.items[0], Item::Reasoning { text, closed: true, .. } if text == "Two and two."));
+//! ```
+
+mod machine;
+mod render;
+pub mod spelling;
+
+pub use machine::ReasoningMachine;
+pub use render::render_turn;
+pub use spelling::Spelling;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::field::{Document, DocumentFolder, Event, Tool};
+use crate::session;
+
+/// The `reasoning` options, as given in JSON (RS-2; FD-3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Whether the output starts inside reasoning (the prompt ended with the opener).
+    pub start_in_reasoning: bool,
+    /// The tools of the request (accepted; the dialect has no calls).
+    pub tools: Vec<Tool>,
+    /// The accepted spellings: `think`, `bracket`, `triangle` (default: all three).
+    pub reasoning_markers: Vec<Spelling>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            start_in_reasoning: false,
+            tools: Vec::new(),
+            reasoning_markers: spelling::all(),
+        }
+    }
+}
+
+impl ReasoningMachine {
+    /// A machine for these options.
+    pub fn new(options: &Options) -> Self {
+        ReasoningMachine::with_spellings(options.start_in_reasoning, &options.reasoning_markers)
+    }
+}
+
+family_glue!(ReasoningMachine, "reasoning");
+
+/// The `reasoning` dialect for the dynamic layer.
+pub const DIALECT: session::Dialect = session::Dialect {
+    name: "reasoning",
+    summary: "reasoning without tool calls: <think>…</think>, [THINK]…[/THINK] or ◁think▷…◁/think▷",
+    open: session::open::<ReasoningMachine>,
+    render: Some(render::render),
+    schemas: session::schemas::<Options, Document>,
+};
