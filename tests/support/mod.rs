@@ -17,10 +17,17 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Output {
         .spawn()
         .expect("the idiolect binary runs");
     let mut input = child.stdin.take().expect("stdin");
-    // A command that does not read stdin may exit first; a broken pipe here is fine.
-    let _ = input.write_all(stdin);
-    drop(input);
-    child
+    // Written from another thread while the output is read: a filter such as
+    // `batch` writes output before it has read all its input, and a pipe holds only
+    // so much. A command that does not read stdin may exit first; a broken pipe
+    // here is fine.
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let output = child
         .wait_with_output()
-        .expect("the idiolect binary finishes")
+        .expect("the idiolect binary finishes");
+    writer.join().expect("the stdin writer");
+    output
 }
