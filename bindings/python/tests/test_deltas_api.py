@@ -92,7 +92,10 @@ def test_tools_accept_idiolect_and_openai_shapes():
 def test_a_non_field_dialect_is_the_cli_message():
     with pytest.raises(ValueError) as raised:
         idiolect.ChatDeltas("sections")
-    families = "hermes, qwen3-coder, deepseek-v3, deepseek-v3.1, harmony, mistral"
+    families = (
+        "hermes, qwen3-coder, deepseek-v3, deepseek-v3.1, harmony, mistral, "
+        "llama3-json, pythonic, reasoning, kimi-k2, minimax-m2, glm"
+    )
     assert str(raised.value) == f'--deltas needs a field family ({families}), not "sections"'
     with pytest.raises(ValueError, match="needs a field family"):
         idiolect.ChatDeltas("yaml")
