@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::fold::{DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE};
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
-use crate::{anthropic_xml, kindaxml, plurnk, sections, transcript};
+use crate::{anthropic_xml, field, kindaxml, plurnk, sections, transcript};
 
 /// Options JSON that a dialect could not accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -352,6 +352,59 @@ where
     Box::new(TypedSession::new(machine, fold, hold_back_bound))
 }
 
+/// The deepseek families' sessions: one machine, two variants.
+fn open_deepseek(
+    variant: field::deepseek::Variant,
+    name: &'static str,
+    options: &Value,
+    spans: bool,
+) -> Result<Box<dyn Session>, OptionsError> {
+    let options: field::Options = options_from_json(name, options)?;
+    Ok(open_machine(
+        field::deepseek::DeepseekMachine::new(variant, &options),
+        field::DocumentFolder::new(spans),
+        None,
+    ))
+}
+
+fn open_deepseek_v3(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+    open_deepseek(field::deepseek::Variant::V3, "deepseek-v3", options, spans)
+}
+
+fn open_deepseek_v31(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+    open_deepseek(
+        field::deepseek::Variant::V31,
+        "deepseek-v3.1",
+        options,
+        spans,
+    )
+}
+
+/// The registry's side of a field family defined at run time: JSON options and
+/// sessions, as for the built-in dialects.
+impl field::custom::Family {
+    /// The family's options from JSON (`null`: all defaults): the field options of
+    /// FD-3, with `start_in_reasoning` defaulting to the description's (CF-4).
+    pub fn options(&self, options: &Value) -> Result<field::Options, OptionsError> {
+        let mut parsed: field::Options = options_from_json("custom", options)?;
+        if options.get("start_in_reasoning").is_none() {
+            parsed.start_in_reasoning = self.default_options().start_in_reasoning;
+        }
+        Ok(parsed)
+    }
+
+    /// A session of the registry's kind (JSON options in, JSON events and
+    /// document out), as the CLI and the conformance runner drive a dialect.
+    pub fn open(&self, options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+        let options = self.options(options)?;
+        Ok(open_machine(
+            self.machine(&options),
+            field::DocumentFolder::new(spans),
+            None,
+        ))
+    }
+}
+
 /// The transcript dialect's sessions: one machine per mode.
 fn open_transcript(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
     use crate::transcript::{
@@ -554,16 +607,88 @@ pub(crate) const DIALECTS: [Dialect; 17] = [
         render: None,
         schemas: schemas::<plurnk::Options, plurnk::Document>,
     },
-    crate::field::hermes::DIALECT,
-    crate::field::qwen3_coder::DIALECT,
-    crate::field::deepseek::DIALECT_V3,
-    crate::field::deepseek::DIALECT_V31,
-    crate::field::harmony::DIALECT,
-    crate::field::mistral::DIALECT,
-    crate::field::llama3_json::DIALECT,
-    crate::field::pythonic::DIALECT,
-    crate::field::reasoning::DIALECT,
-    crate::field::kimi_k2::DIALECT,
-    crate::field::minimax_m2::DIALECT,
-    crate::field::glm::DIALECT,
+    Dialect {
+        name: "hermes",
+        summary: "tool calls as <tool_call>{json}</tool_call>, reasoning in <think> (Hermes, Qwen2.5, QwQ, Qwen3)",
+        open: open::<field::hermes::HermesMachine>,
+        render: Some(field::hermes::render_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
+    Dialect {
+        name: "qwen3-coder",
+        summary: "tool calls as <function=NAME><parameter=KEY>value</parameter>, typed by the tools' schemas (Qwen3-Coder, Qwen3.5, Nemotron-3)",
+        open: open::<field::qwen3_coder::Qwen3CoderMachine>,
+        render: Some(field::qwen3_coder::render_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
+    Dialect {
+        name: "deepseek-v3",
+        summary: "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
+        open: open_deepseek_v3,
+        render: Some(field::deepseek::render_v3_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
+    Dialect {
+        name: "deepseek-v3.1",
+        summary: "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
+        open: open_deepseek_v31,
+        render: Some(field::deepseek::render_v31_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
+    Dialect {
+        name: "harmony",
+        summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
+        open: open::<field::harmony::HarmonyMachine>,
+        render: Some(field::harmony::render_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
+    Dialect {
+        name: "mistral",
+        summary: "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
+        open: open::<field::mistral::MistralMachine>,
+        render: Some(field::mistral::render_json),
+        schemas: schemas::<field::mistral::Options, field::Document>,
+    },
+    Dialect {
+        name: "llama3-json",
+        summary: "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",
+        open: open::<field::llama3_json::Llama3JsonMachine>,
+        render: Some(field::llama3_json::render_json),
+        schemas: schemas::<field::llama3_json::Options, field::Document>,
+    },
+    Dialect {
+        name: "pythonic",
+        summary: "Python-style tool-call lists [f(a=1, b=\"x\")] (Llama 4, Llama 3.2, Liquid), optionally in <|python_start|>…<|python_end|>",
+        open: open::<field::pythonic::PythonicMachine>,
+        render: Some(field::pythonic::render_json),
+        schemas: schemas::<field::pythonic::Options, field::Document>,
+    },
+    Dialect {
+        name: "reasoning",
+        summary: "reasoning without tool calls: <think>…</think>, [THINK]…[/THINK] or ◁think▷…◁/think▷",
+        open: open::<field::reasoning::ReasoningMachine>,
+        render: Some(field::reasoning::render_json),
+        schemas: schemas::<field::reasoning::Options, field::Document>,
+    },
+    Dialect {
+        name: "kimi-k2",
+        summary: "Kimi-K2 tool calls: <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> in a tool-calls section; reasoning in <think>",
+        open: open::<field::kimi_k2::KimiK2Machine>,
+        render: Some(field::kimi_k2::render_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
+    Dialect {
+        name: "minimax-m2",
+        summary: "MiniMax-M2 tool calls: <minimax:tool_call><invoke name=\"N\"><parameter name=\"K\">value</parameter></invoke>, typed by the tools' schemas; starts inside <think> reasoning",
+        open: open::<field::minimax_m2::MinimaxM2Machine>,
+        render: Some(field::minimax_m2::render_json),
+        schemas: schemas::<field::minimax_m2::Options, field::Document>,
+    },
+    Dialect {
+        name: "glm",
+        summary: "GLM-4.5/4.6/4.7/5 tool calls: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, typed by the tools' schemas; reasoning in <think>",
+        open: open::<field::glm::GlmMachine>,
+        render: Some(field::glm::render_json),
+        schemas: schemas::<field::Options, field::Document>,
+    },
 ];

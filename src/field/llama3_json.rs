@@ -18,7 +18,6 @@ use crate::field::llama::render;
 use crate::field::reasoning::spelling::{self, Spelling};
 use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::reentry::Machine;
-use crate::session;
 
 pub use render::{render_llama3_calls as render_calls, render_llama3_turn as render_turn};
 
@@ -75,11 +74,5 @@ impl Machine for Llama3JsonMachine {
 
 family_glue!(Llama3JsonMachine, "llama3-json");
 
-/// The llama3-json family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "llama3-json",
-    summary: "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",
-    open: session::open::<Llama3JsonMachine>,
-    render: Some(render::render_llama3),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render_llama3 as render_json;

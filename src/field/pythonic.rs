@@ -17,7 +17,6 @@ use crate::field::llama::render;
 use crate::field::reasoning::spelling::{self, Spelling};
 use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::reentry::Machine;
-use crate::session;
 
 pub use render::{render_pythonic_calls as render_calls, render_pythonic_turn as render_turn};
 
@@ -70,11 +69,5 @@ impl Machine for PythonicMachine {
 
 family_glue!(PythonicMachine, "pythonic");
 
-/// The pythonic family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "pythonic",
-    summary: "Python-style tool-call lists [f(a=1, b=\"x\")] (Llama 4, Llama 3.2, Liquid), optionally in <|python_start|>…<|python_end|>",
-    open: session::open::<PythonicMachine>,
-    render: Some(render::render_pythonic),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render_pythonic as render_json;

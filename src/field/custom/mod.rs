@@ -41,7 +41,6 @@ use crate::field::{Document, DocumentFolder, Event, Options};
 use crate::fold::Fold;
 use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
-use crate::session::{OptionsError, Session};
 use machine::{Compiled, Entry, Roles};
 
 /// The streaming parser of a custom family: feed chunks, get [`Event`]s.
@@ -258,16 +257,6 @@ impl Family {
         &self.description
     }
 
-    /// The family's options from JSON (`null`: all defaults): the field options of
-    /// FD-3, with `start_in_reasoning` defaulting to the description's (CF-4).
-    pub fn options(&self, options: &Value) -> Result<Options, OptionsError> {
-        let mut parsed: Options = crate::session::options_from_json("custom", options)?;
-        if options.get("start_in_reasoning").is_none() {
-            parsed.start_in_reasoning = self.compiled.start_in_reasoning;
-        }
-        Ok(parsed)
-    }
-
     /// The family's default options (the description's start state, no tools).
     pub fn default_options(&self) -> Options {
         Options {
@@ -299,17 +288,6 @@ impl Family {
         let mut folder = DocumentFolder::new(false);
         events.iter().for_each(|e| folder.push(e));
         (folder.into_document(), events)
-    }
-
-    /// A session of the registry's kind (JSON options in, JSON events and
-    /// document out), as the CLI and the conformance runner drive a dialect.
-    pub fn open(&self, options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-        let options = self.options(options)?;
-        Ok(crate::session::open_machine(
-            self.machine(&options),
-            DocumentFolder::new(spans),
-            None,
-        ))
     }
 }
 

@@ -21,7 +21,6 @@ pub use render::{render_calls, render_results, render_turn};
 use crate::field::{Document, DocumentFolder, Event, Options};
 use crate::fold::Fold;
 use crate::reentry::Stream;
-use crate::session::{self, OptionsError, Session, TypedSession};
 
 /// Which DeepSeek call syntax a parser reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,42 +56,7 @@ pub fn parse_events(variant: Variant, input: &str, options: &Options) -> (Docume
     (folder.into_document(), events)
 }
 
-fn open_variant(
-    variant: Variant,
-    name: &'static str,
-    options: &serde_json::Value,
-    spans: bool,
-) -> Result<Box<dyn Session>, OptionsError> {
-    let options: Options = session::options_from_json(name, options)?;
-    Ok(Box::new(TypedSession::new(
-        DeepseekMachine::new(variant, &options),
-        DocumentFolder::new(spans),
-        None,
-    )))
-}
-
-fn open_v3(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    open_variant(Variant::V3, "deepseek-v3", options, spans)
-}
-
-fn open_v31(options: &serde_json::Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    open_variant(Variant::V31, "deepseek-v3.1", options, spans)
-}
-
-/// The deepseek-v3 family for the dynamic layer.
-pub const DIALECT_V3: session::Dialect = session::Dialect {
-    name: "deepseek-v3",
-    summary: "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
-    open: open_v3,
-    render: Some(render::render_v3),
-    schemas: session::schemas::<Options, Document>,
-};
-
-/// The deepseek-v3.1 family for the dynamic layer.
-pub const DIALECT_V31: session::Dialect = session::Dialect {
-    name: "deepseek-v3.1",
-    summary: "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
-    open: open_v31,
-    render: Some(render::render_v31),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders deepseek-v3 from JSON.
+pub(crate) use render::render_v3 as render_v3_json;
+/// How the registry (`crate::session`) renders deepseek-v3.1 from JSON.
+pub(crate) use render::render_v31 as render_v31_json;

@@ -20,15 +20,8 @@ pub use machine::GlmMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::session;
 
 family_glue!(GlmMachine, "glm");
 
-/// The glm family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "glm",
-    summary: "GLM-4.5/4.6/4.7/5 tool calls: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, typed by the tools' schemas; reasoning in <think>",
-    open: session::open::<GlmMachine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

@@ -20,15 +20,8 @@ pub use machine::HarmonyMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::session;
 
 family_glue!(HarmonyMachine, "harmony");
 
-/// The harmony family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "harmony",
-    summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
-    open: session::open::<HarmonyMachine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

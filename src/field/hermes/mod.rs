@@ -17,15 +17,8 @@ pub use machine::HermesMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::session;
 
 family_glue!(HermesMachine, "hermes");
 
-/// The hermes family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "hermes",
-    summary: "tool calls as <tool_call>{json}</tool_call>, reasoning in <think> (Hermes, Qwen2.5, QwQ, Qwen3)",
-    open: session::open::<HermesMachine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

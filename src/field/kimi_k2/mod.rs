@@ -23,15 +23,8 @@ pub use machine::KimiK2Machine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::session;
 
 family_glue!(KimiK2Machine, "kimi-k2");
 
-/// The kimi-k2 family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "kimi-k2",
-    summary: "Kimi-K2 tool calls: <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> in a tool-calls section; reasoning in <think>",
-    open: session::open::<KimiK2Machine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

@@ -24,7 +24,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::field::{Document, DocumentFolder, Event, Tool};
-use crate::session;
 
 /// The minimax-m2 options (MM-1): the two keys of every field family, with
 /// `start_in_reasoning` true by default.
@@ -49,11 +48,5 @@ impl Default for Options {
 
 family_glue!(MinimaxM2Machine, "minimax-m2");
 
-/// The minimax-m2 family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "minimax-m2",
-    summary: "MiniMax-M2 tool calls: <minimax:tool_call><invoke name=\"N\"><parameter name=\"K\">value</parameter></invoke>, typed by the tools' schemas; starts inside <think> reasoning",
-    open: session::open::<MinimaxM2Machine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

@@ -19,15 +19,8 @@ pub use options::{Options, TokenizerVersion};
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event};
-use crate::session;
 
 family_glue!(MistralMachine, "mistral");
 
-/// The mistral family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "mistral",
-    summary: "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
-    open: session::open::<MistralMachine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

@@ -20,15 +20,8 @@ pub use machine::Qwen3CoderMachine;
 pub use render::{render_calls, render_results, render_turn};
 
 use crate::field::{Document, DocumentFolder, Event, Options};
-use crate::session;
 
 family_glue!(Qwen3CoderMachine, "qwen3-coder");
 
-/// The qwen3-coder family for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "qwen3-coder",
-    summary: "tool calls as <function=NAME><parameter=KEY>value</parameter>, typed by the tools' schemas (Qwen3-Coder, Qwen3.5, Nemotron-3)",
-    open: session::open::<Qwen3CoderMachine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;

@@ -21,7 +21,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::field::{Document, DocumentFolder, Event, Tool};
-use crate::session;
 
 /// The `reasoning` options, as given in JSON (RS-2; FD-3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -54,11 +53,5 @@ impl ReasoningMachine {
 
 family_glue!(ReasoningMachine, "reasoning");
 
-/// The `reasoning` dialect for the dynamic layer.
-pub const DIALECT: session::Dialect = session::Dialect {
-    name: "reasoning",
-    summary: "reasoning without tool calls: <think>…</think>, [THINK]…[/THINK] or ◁think▷…◁/think▷",
-    open: session::open::<ReasoningMachine>,
-    render: Some(render::render),
-    schemas: session::schemas::<Options, Document>,
-};
+/// How the registry (`crate::session`) renders this family from JSON.
+pub(crate) use render::render as render_json;
