@@ -105,6 +105,7 @@ macro_rules! family_glue {
     };
 }
 
+mod call_object;
 pub mod custom;
 pub mod deepseek;
 mod deltas;
@@ -116,7 +117,6 @@ pub mod grammars;
 pub mod harmony;
 pub mod hermes;
 pub mod json_arguments;
-pub mod json_scan;
 pub mod kimi_k2;
 mod llama;
 pub mod llama3_json;
