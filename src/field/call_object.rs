@@ -19,8 +19,9 @@ use crate::field::probe::rule;
 use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, ParsingMachine, RuleId};
 
-/// Nesting bound of the machine (pending calls and choices, about three per level
-/// of brackets): deeper input is malformed where it reaches the bound.
+/// Nesting bound of the machine (pending calls and choices, two per level of
+/// brackets): input nested deeper than 32,768 levels is malformed where it reaches
+/// the bound (HE-8).
 const DEPTH: usize = 1 << 16;
 
 /// The entry and captured rules of grammar/hermes.pest that read the object.
@@ -383,5 +384,48 @@ impl CallObject {
         }
         emitter.call_end(false, bad, out);
         ObjectEnd::Malformed(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::field::{hermes, Item};
+
+    fn call(text: &str) -> (String, bool) {
+        let doc = hermes::parse(text, &Default::default());
+        match doc.items.first() {
+            Some(Item::ToolCall {
+                arguments,
+                complete,
+                ..
+            }) => (arguments.clone(), *complete),
+            other => panic!("not a call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_value_is_read_to_its_matching_bracket_whatever_its_strings_hold() {
+        let text = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": [\"]}\", {\"b\": \"</tool_call>\"}]}}</tool_call>";
+        assert_eq!(
+            call(text),
+            (
+                "{\"a\": [\"]}\", {\"b\": \"</tool_call>\"}]}".to_string(),
+                true
+            )
+        );
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_bound_is_malformed_where_it_reaches_it() {
+        let depth = 100_000;
+        let text = format!(
+            "<tool_call>{{\"name\": \"f\", \"arguments\": {}{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let (arguments, complete) = call(&text);
+        assert!(!complete);
+        // HE-8: the byte that reaches the bound, 32,768 levels in, is the bad one.
+        assert_eq!(arguments.len(), 32_768);
     }
 }
