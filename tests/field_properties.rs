@@ -45,7 +45,10 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
     let shared = || serde_json::from_value::<Options>(options.clone()).expect("case options");
     match dialect {
         "hermes" => run(
-            hermes::Parser::with_options(&shared()).expect("options"),
+            hermes::Parser::with_options(
+                &serde_json::from_value::<hermes::Options>(options.clone()).expect("case options"),
+            )
+            .expect("options"),
             chunks,
         ),
         "qwen3-coder" => run(
@@ -226,6 +229,12 @@ fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_familie
         let family = field::custom::Family::new(&read("pest"), &read("json"))
             .unwrap_or_else(|e| panic!("{stem}: {e}"));
         for case in cases(stem) {
+            // A built-in family's own options (hermes' `reasoning_markers`) are not
+            // the runtime family's, which has FD-3's only (CF-4).
+            let own = |k: &String| !matches!(k.as_str(), "start_in_reasoning" | "tools");
+            if case.options.as_object().is_some_and(|o| o.keys().any(own)) {
+                continue;
+            }
             let options = family.options(&case.options).expect("case options");
             for (label, chunks) in conformance::schedule(&case.input, &case.name) {
                 let mut parser = family.parser(&options);
@@ -256,7 +265,7 @@ fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_familie
 #[test]
 fn whole_calls_mode_shows_nothing_of_an_incomplete_call() {
     let text = "Before.\n<tool_call>\n{\"name\": \"write\", \"arguments\": {\"text\": \"hel";
-    let (_, events) = hermes::parse_events(text, &Options::default());
+    let (_, events) = hermes::parse_events(text, &hermes::Options::default());
     let deltas = DeltaProjection::project(DeltaMode::WholeCalls, &events);
     assert_eq!(deltas.len(), 1, "{deltas:?}");
     assert_eq!(deltas[0].content.as_deref(), Some("Before.\n"));
@@ -410,7 +419,7 @@ proptest! {
     fn hermes_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
         let text = hermes::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(hermes::parse(&text, &Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(hermes::parse(&text, &hermes::Options::default()), doc, "{:?}", text);
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "kindaxml" => kindaxml(options, held),
         "plurnk" => plurnk(options, held),
         "transcript" => transcript(options, before, held),
-        "hermes" => hermes(held),
+        "hermes" => hermes(options, held),
         "qwen3-coder" => qwen3_coder(held),
         "deepseek-v3" | "deepseek-v3.1" => deepseek(held),
         "harmony" => harmony(before, held),
@@ -420,12 +420,15 @@ fn marker_prefix(held: &[u8], markers: &[&str]) -> bool {
     markers.iter().any(|m| m.as_bytes().starts_with(held))
 }
 
-/// HE-13: a viable prefix of a marker; the whitespace after a call object and a
-/// prefix of the closer; a call opener, whitespace and the call object up to the
-/// end of its name (held whole: any bytes after the `{`).
-fn hermes(held: &[u8]) -> bool {
-    const MARKERS: [&str; 4] = ["<tool_call>", "</tool_call>", "<think>", "</think>"];
-    if marker_prefix(held, &MARKERS) {
+/// HE-13: a viable prefix of a marker (the reasoning markers of the accepted
+/// spellings, `reasoning_markers`, default `think`); the whitespace after a call
+/// object and a prefix of the closer; a call opener, whitespace and the call object
+/// up to the end of its name (held whole: any bytes after the `{`).
+fn hermes(options: &Value, held: &[u8]) -> bool {
+    if marker_prefix(held, &["<tool_call>", "</tool_call>"])
+        || accepted_reasoning_markers(options, &["think"])
+            .any(|markers| marker_prefix(held, &markers))
+    {
         return true;
     }
     let after_ws = skip_ws(held);
@@ -700,22 +703,32 @@ fn pythonic(before: &[u8], held: &[u8]) -> bool {
     py_list_seen(before)
 }
 
-/// RS-9: a viable prefix of an accepted marker (`reasoning_markers`, default all
-/// three spellings).
-fn reasoning(options: &Value, held: &[u8]) -> bool {
+/// The markers of the reasoning spellings `reasoning_markers` accepts (RS-2,
+/// RS-11); `default` when the option is absent.
+fn accepted_reasoning_markers<'a>(
+    options: &'a Value,
+    default: &'a [&str],
+) -> impl Iterator<Item = [&'static str; 2]> + 'a {
     const SPELLINGS: [(&str, [&str; 2]); 3] = [
         ("think", ["<think>", "</think>"]),
         ("bracket", ["[THINK]", "[/THINK]"]),
         ("triangle", ["◁think▷", "◁/think▷"]),
     ];
-    let accepted = |name: &str| match options.get("reasoning_markers") {
+    let accepted = move |name: &str| match options.get("reasoning_markers") {
         Some(Value::Array(list)) => list.iter().any(|v| v == name),
-        _ => true,
+        _ => default.contains(&name),
     };
     SPELLINGS
-        .iter()
-        .filter(|(name, _)| accepted(name))
-        .any(|(_, markers)| marker_prefix(held, markers))
+        .into_iter()
+        .filter(move |(name, _)| accepted(name))
+        .map(|(_, markers)| markers)
+}
+
+/// RS-9: a viable prefix of an accepted marker (`reasoning_markers`, default all
+/// three spellings).
+fn reasoning(options: &Value, held: &[u8]) -> bool {
+    accepted_reasoning_markers(options, &["think", "bracket", "triangle"])
+        .any(|markers| marker_prefix(held, &markers))
 }
 
 /// The markers of kimi-k2 (KK-2).

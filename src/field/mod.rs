@@ -44,7 +44,7 @@
 //! use idiolect::field::{self, DeltaMode, DeltaProjection, Item};
 //! let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
 //!             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-//! let (doc, events) = field::hermes::parse_events(text, &field::Options::default());
+//! let (doc, events) = field::hermes::parse_events(text, &field::hermes::Options::default());
 //! match &doc.items[1] {
 //!     Item::ToolCall { name, input, complete, .. } => {
 //!         assert!(*complete);

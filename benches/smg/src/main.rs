@@ -148,6 +148,7 @@ fn smg_tools() -> Vec<Tool> {
 /// Our options: the tool's schema, as smg gets it.
 struct Ours {
     options: Options,
+    hermes: field::hermes::Options,
     mistral: field::mistral::Options,
 }
 
@@ -155,6 +156,7 @@ fn our_options() -> Ours {
     let options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
     Ours {
         options: serde_json::from_value(options.clone()).expect("options"),
+        hermes: serde_json::from_value(options.clone()).expect("hermes options"),
         mistral: serde_json::from_value(options).expect("mistral options"),
     }
 }
@@ -188,7 +190,7 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
 fn ours_whole(family: Family, ours: &Ours, text: &str) -> Outcome {
     let options = &ours.options;
     let doc = match family {
-        Family::Hermes => field::hermes::parse(text, options),
+        Family::Hermes => field::hermes::parse(text, &ours.hermes),
         Family::Qwen3Coder => field::qwen3_coder::parse(text, options),
         Family::DeepseekV3 => field::deepseek::parse(field::deepseek::Variant::V3, text, options),
         Family::DeepseekV31 => {
@@ -284,7 +286,7 @@ fn ours_streamed(family: Family, ours: &Ours, pieces: &[&str]) -> Outcome {
     let options = &ours.options;
     match family {
         Family::Hermes => stream(
-            field::hermes::Parser::with_options(options).expect("options"),
+            field::hermes::Parser::with_options(&ours.hermes).expect("options"),
             pieces,
         ),
         Family::Qwen3Coder => stream(

@@ -4,17 +4,22 @@
 
 use std::sync::OnceLock;
 
+use super::Options;
 use crate::field::call_object::{CallObject, ObjectEnd};
 use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::{Emitter, Event, Options};
+use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
+use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
-/// The entry and captured rules of grammar/hermes.pest.
+/// The entry and captured rules of grammar/hermes.pest (and of
+/// grammar/reasoning.pest, appended to it).
 struct Rules {
     text_marker: RuleId,
     reasoning_marker: RuleId,
+    call_marker: RuleId,
+    wrappers: MarkerRules,
     call_end: RuleId,
     skip_marker: RuleId,
     call_open: RuleId,
@@ -30,6 +35,8 @@ impl Rules {
             Rules {
                 text_marker: rule(p, "text_marker"),
                 reasoning_marker: rule(p, "reasoning_marker"),
+                call_marker: rule(p, "call_marker"),
+                wrappers: MarkerRules::of(p),
                 call_end: rule(p, "call_end"),
                 skip_marker: rule(p, "skip_marker"),
                 call_open: rule(p, "call_open"),
@@ -71,6 +78,11 @@ pub struct HermesMachine {
     pos: usize,
     /// Whether prose is reasoning (HE-9).
     reasoning: bool,
+    /// The accepted reasoning spellings (HE-9, RS-11).
+    wrappers: Wrappers,
+    /// The bytes a marker can start with: `<` and the accepted spellings' first
+    /// bytes (`<` again in the unused places).
+    leads: [u8; 3],
     start_in_reasoning: bool,
     began: bool,
 }
@@ -79,16 +91,25 @@ impl HermesMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
         let r = Rules::get();
+        let mut captured = vec![r.call_open, r.think_open, r.think_close];
+        captured.extend(r.wrappers.all());
+        let wrappers = Wrappers::new(&options.reasoning_markers);
+        let lead = |s: Spelling| {
+            if wrappers.accepts(s) {
+                s.lead_byte()
+            } else {
+                b'<'
+            }
+        };
         HermesMachine {
             emitter: Emitter::new(),
-            probe: MarkerProbe::new(
-                grammars::hermes(),
-                &[r.call_open, r.think_open, r.think_close],
-            ),
+            probe: MarkerProbe::new(grammars::hermes(), &captured),
             object: CallObject::hermes(),
             mode: Mode::Prose,
             pos: 0,
             reasoning: false,
+            wrappers,
+            leads: [b'<', lead(Spelling::Bracket), lead(Spelling::Triangle)],
             start_in_reasoning: options.start_in_reasoning,
             began: false,
         }
@@ -111,14 +132,33 @@ impl HermesMachine {
         }
     }
 
-    fn start_probe(&mut self, probing: Probing, at: usize) {
+    /// The entry rule for a candidate at `byte` in prose, or `None` when no marker
+    /// can start there (a spelling that does not apply, HE-9).
+    fn prose_entry(&self, byte: u8) -> Option<RuleId> {
         let r = Rules::get();
-        let entry = match probing {
-            Probing::Prose if self.reasoning => r.reasoning_marker,
-            Probing::Prose => r.text_marker,
-            Probing::CallEnd => r.call_end,
-            Probing::Skip => r.skip_marker,
+        if byte == b'<' {
+            return Some(
+                match (
+                    self.wrappers.applies(Spelling::Think, self.reasoning),
+                    self.reasoning,
+                ) {
+                    (false, _) => r.call_marker,
+                    (true, true) => r.reasoning_marker,
+                    (true, false) => r.text_marker,
+                },
+            );
+        }
+        let spelling =
+            Spelling::of_lead_byte(byte).filter(|s| self.wrappers.applies(*s, self.reasoning))?;
+        let markers = if self.reasoning {
+            &r.wrappers.close
+        } else {
+            &r.wrappers.open
         };
+        Some(markers[spelling.index()])
+    }
+
+    fn start_probe(&mut self, probing: Probing, entry: RuleId, at: usize) {
         self.probe.start(entry, at);
         self.mode = Mode::Probe(probing);
     }
@@ -128,12 +168,20 @@ impl HermesMachine {
         let r = Rules::get();
         match probing {
             Probing::Prose => {
+                let opened = if self.probe.capture(r.think_open).is_some() {
+                    Some(Spelling::Think)
+                } else {
+                    [Spelling::Bracket, Spelling::Triangle]
+                        .into_iter()
+                        .find(|s| self.probe.capture(r.wrappers.open[s.index()]).is_some())
+                };
                 if self.probe.capture(r.call_open).is_some() {
                     self.object.begin(start, end);
                     self.mode = Mode::Object;
-                } else if self.probe.capture(r.think_open).is_some() {
+                } else if let Some(spelling) = opened {
                     self.emitter.reasoning_start(end, out);
                     self.reasoning = true;
+                    self.wrappers.open(Some(spelling));
                     self.mode = Mode::Prose;
                 } else {
                     // The reasoning closer; after a call nothing is open (HE-11).
@@ -165,9 +213,11 @@ impl HermesMachine {
     ) {
         match probing {
             Probing::Prose => {
-                // The `<` is prose.
-                self.prose(&pending[start - base..start - base + 1], start, out);
-                self.pos = start + 1;
+                // The candidate's character is prose.
+                let rel = start - base;
+                let len = pending[rel..].chars().next().map_or(1, char::len_utf8);
+                self.prose(&pending[rel..rel + len], start, out);
+                self.pos = start + len;
                 self.mode = Mode::Prose;
             }
             Probing::CallEnd => {
@@ -195,7 +245,7 @@ impl HermesMachine {
             }
             ObjectEnd::Called(at) => {
                 self.pos = at;
-                self.start_probe(Probing::CallEnd, at);
+                self.start_probe(Probing::CallEnd, Rules::get().call_end, at);
             }
             ObjectEnd::Malformed(at) => {
                 self.pos = at;
@@ -213,6 +263,7 @@ impl Machine for HermesMachine {
             self.began = true;
             if self.start_in_reasoning {
                 self.reasoning = true;
+                self.wrappers.open(None);
                 self.emitter.reasoning_start(base, out);
             }
         }
@@ -222,17 +273,20 @@ impl Machine for HermesMachine {
             match std::mem::replace(&mut self.mode, Mode::Prose) {
                 Mode::Prose => {
                     let rel = self.pos - base;
-                    match find_byte(b'<', &bytes[rel..]) {
-                        None => {
-                            self.prose(&pending[rel..], self.pos, out);
-                            self.pos = end;
-                            break;
-                        }
-                        Some(k) => {
-                            self.prose(&pending[rel..rel + k], self.pos, out);
-                            self.pos += k;
-                            self.start_probe(Probing::Prose, self.pos);
-                        }
+                    let found = match self.leads {
+                        [b'<', b'<', b'<'] => find_byte(b'<', &bytes[rel..]),
+                        [a, b, c] => memchr::memchr3(a, b, c, &bytes[rel..]),
+                    };
+                    let Some(k) = found else {
+                        self.prose(&pending[rel..], self.pos, out);
+                        self.pos = end;
+                        break;
+                    };
+                    self.prose(&pending[rel..rel + k], self.pos, out);
+                    self.pos += k;
+                    match self.prose_entry(bytes[rel + k]) {
+                        Some(entry) => self.start_probe(Probing::Prose, entry, self.pos),
+                        None => self.rejected(Probing::Prose, self.pos, pending, base, out),
                     }
                 }
                 Mode::Probe(probing) => {
@@ -275,7 +329,7 @@ impl Machine for HermesMachine {
                         Some(k) => {
                             self.pos += k;
                             self.emitter.markup(self.pos, out);
-                            self.start_probe(Probing::Skip, self.pos);
+                            self.start_probe(Probing::Skip, Rules::get().skip_marker, self.pos);
                         }
                     }
                 }
