@@ -4,8 +4,9 @@
 //! the tool and hold its arguments, in any order.
 //!
 //! The object is walked member by member with the entry rules of
-//! grammar/hermes.pest on the parsing machine: `object_open` up to the first key,
-//! `member_colon`, `member_value`, and `member_next` up to the next key or the `}`.
+//! grammar/hermes.pest on the parsing machine: `object_open` up to the first key's
+//! value, `member_value`, and `member_next` up to the next key's value or the `}`.
+//! A key is checked as soon as its closing quote has arrived.
 //! Each unit's bytes stay in the re-entry layer's buffer until the unit ends (the
 //! machine re-reads them when it backtracks), while its events go out at once: after
 //! the call has started every byte read is covered, and arguments written as JSON
@@ -27,7 +28,7 @@ const DEPTH: usize = 1 << 16;
 /// The entry and captured rules of grammar/hermes.pest that read the object.
 struct Rules {
     object_open: RuleId,
-    member_colon: RuleId,
+    key_alone: RuleId,
     member_value: RuleId,
     member_next: RuleId,
     member_name: RuleId,
@@ -41,7 +42,7 @@ impl Rules {
             let p = grammars::hermes();
             Rules {
                 object_open: rule(p, "object_open"),
-                member_colon: rule(p, "member_colon"),
+                key_alone: rule(p, "key_alone"),
                 member_value: rule(p, "member_value"),
                 member_next: rule(p, "member_next"),
                 member_name: rule(p, "member_name"),
@@ -64,10 +65,8 @@ pub struct ObjectKeys {
 /// Which unit of the object is being read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    /// `object_open`, or `member_next`: up to a key or the `}`.
+    /// `object_open`, or `member_next`: up to a key's value or the `}`.
     Key,
-    /// `member_colon`.
-    Colon,
     /// `member_value`.
     Value,
 }
@@ -125,6 +124,8 @@ pub struct CallObject {
     run_start: usize,
     /// What the last key names.
     key: Value,
+    /// Whether the current unit's key was checked.
+    key_checked: bool,
     value: Value,
     /// Arguments streamed up to here (absolute).
     emitted: usize,
@@ -150,6 +151,7 @@ impl CallObject {
             step: Step::Key,
             run_start: 0,
             key: Value::Other,
+            key_checked: false,
             value: Value::Other,
             emitted: 0,
             started: false,
@@ -194,8 +196,32 @@ impl CallObject {
 
     fn run(&mut self, step: Step, entry: RuleId, at: usize) {
         self.step = step;
+        self.key_checked = false;
         self.run_start = at;
         self.machine.start(entry);
+    }
+
+    /// Checks the key captured in `unit` (the current unit's bytes), once: `Err`
+    /// with the offset of its closing quote (absolute) when it is no JSON string.
+    fn check_key(&mut self, unit: &str) -> Result<(), usize> {
+        if self.key_checked {
+            return Ok(());
+        }
+        let Some((from, to)) = self.closed(Rules::get().member_name) else {
+            return Ok(());
+        };
+        let bad = self.run_start + to - 1;
+        let key = json_string(&unit[from..to]).ok_or(bad)?;
+        let key = key.as_ref();
+        self.key = if self.keys.name.iter().any(|k| k == key) {
+            Value::Name
+        } else if self.keys.arguments.iter().any(|k| k == key) {
+            Value::ArgumentsHeld
+        } else {
+            Value::Other
+        };
+        self.key_checked = true;
+        Ok(())
     }
 
     fn closed(&self, rule: RuleId) -> Option<(usize, usize)> {
@@ -223,6 +249,11 @@ impl CallObject {
             let len = match self.machine.resume(unit.as_bytes()) {
                 Outcome::Matched { end } => end,
                 Outcome::NeedMore => {
+                    if self.step == Step::Key {
+                        if let Err(bad) = self.check_key(unit) {
+                            return self.invalid(bad, pending, base, emitter, out);
+                        }
+                    }
                     if self.value == Value::ArgumentsLive && self.step == Step::Value {
                         emitter.arguments_delta(&pending[self.emitted - base..], end, out);
                         self.emitted = end;
@@ -239,6 +270,16 @@ impl CallObject {
                     let mut bad = (self.run_start + at).clamp(self.emitted, end);
                     while !pending.is_char_boundary(bad - base) {
                         bad += 1;
+                    }
+                    if self.step == Step::Key && !self.key_checked {
+                        // A key that closed before the bad byte is checked first:
+                        // a key that is no string is where the object stops.
+                        self.machine.start(r.key_alone);
+                        if let Outcome::Matched { .. } = self.machine.finish(unit.as_bytes()) {
+                            if let Err(quote) = self.check_key(unit) {
+                                bad = quote;
+                            }
+                        }
                     }
                     if self.value == Value::ArgumentsLive && self.step == Step::Value {
                         // The bytes before the bad one are arguments (HE-8).
@@ -257,24 +298,10 @@ impl CallObject {
                     if self.closed(r.object_close).is_some() {
                         return self.complete(at, emitter, out);
                     }
-                    let key = self
-                        .closed(r.member_name)
-                        .and_then(|(from, to)| json_string(&unit[from..to]));
-                    let Some(key) = key else {
-                        return self.invalid(at - 1, pending, base, emitter, out);
-                    };
-                    let key = key.as_ref();
-                    self.key = if self.keys.name.iter().any(|k| k == key) {
-                        Value::Name
-                    } else if self.keys.arguments.iter().any(|k| k == key) {
-                        Value::ArgumentsHeld
-                    } else {
-                        Value::Other
-                    };
-                    self.run(Step::Colon, r.member_colon, at);
-                }
-                Step::Colon => {
-                    // `at` is the value's first byte (the colon rule ended there).
+                    if let Err(bad) = self.check_key(unit) {
+                        return self.invalid(bad, pending, base, emitter, out);
+                    }
+                    // `at` is the value's first byte (the key's unit ended there).
                     self.value = match self.key {
                         Value::ArgumentsHeld if self.arguments_seen => Value::Other,
                         Value::ArgumentsHeld
