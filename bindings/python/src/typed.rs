@@ -163,8 +163,11 @@ fn options_error(name: &str, message: String) -> PyErr {
 
 /// Inputs at least this large are parsed on a thread of their own while the
 /// calling thread converts the settled elements to Python objects; smaller ones
-/// are parsed and converted in turn (a thread costs more than it saves there).
-pub const OVERLAP_MIN: usize = 128 * 1024;
+/// are parsed and converted in turn. On a machine with no core to spare the
+/// overlap costs (a thread, a wake-up per piece): a fifth at 128 KiB, a tenth
+/// from 256 KiB on (sections, anthropic-xml, plurnk, transcript, load 8 on 2
+/// cores), so small inputs, the common case, do not take it.
+pub const OVERLAP_MIN: usize = 512 * 1024;
 
 /// The piece size of an overlapped parse: after each piece, the elements it
 /// settled go to the calling thread.
