@@ -3,26 +3,25 @@
 
 use std::sync::OnceLock;
 
+use super::Options;
 use crate::field::grammars;
 use crate::field::json_arguments::run;
 use crate::field::probe::rule;
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
-use crate::field::{Emitter, Event, Options, Tool};
+use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
 use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/glm.pest.
 struct Rules {
-    text_marker: RuleId,
-    reasoning_marker: RuleId,
+    prose: ProseRules,
     call_body: RuleId,
     value_end: RuleId,
     skip_marker: RuleId,
     tool_name: RuleId,
     arg_key: RuleId,
     call_close: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     cut_call: RuleId,
 }
 
@@ -32,30 +31,24 @@ impl Rules {
         RULES.get_or_init(|| {
             let p = grammars::glm();
             Rules {
-                text_marker: rule(p, "text_marker"),
-                reasoning_marker: rule(p, "reasoning_marker"),
+                prose: ProseRules {
+                    plain: rule(p, "call_start"),
+                    open: rule(p, "text_marker"),
+                    close: rule(p, "reasoning_marker"),
+                },
                 call_body: rule(p, "call_body"),
                 value_end: rule(p, "value_end"),
                 skip_marker: rule(p, "skip_marker"),
                 tool_name: rule(p, "tool_name"),
                 arg_key: rule(p, "arg_key"),
                 call_close: rule(p, "call_close"),
-                think_open: rule(p, "think_open"),
-                think_close: rule(p, "think_close"),
                 cut_call: rule(p, "cut_call"),
             }
         })
     }
 
-    fn captured(&self) -> [RuleId; 6] {
-        [
-            self.cut_call,
-            self.tool_name,
-            self.arg_key,
-            self.call_close,
-            self.think_open,
-            self.think_close,
-        ]
+    fn captured(&self) -> [RuleId; 4] {
+        [self.cut_call, self.tool_name, self.arg_key, self.call_close]
     }
 }
 
@@ -98,6 +91,7 @@ pub struct GlmMachine {
     start_in_reasoning: bool,
     emitter: Emitter,
     probe: ParsingMachine<'static>,
+    wrappers: FamilyWrappers,
     /// Where the active candidate starts (absolute).
     candidate: usize,
     mode: Mode,
@@ -113,13 +107,16 @@ pub struct GlmMachine {
 impl GlmMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
-        let mut probe = ParsingMachine::new(grammars::glm());
-        probe.capture_only(&Rules::get().captured());
+        let program = grammars::glm();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
+        let mut probe = ParsingMachine::new(program);
+        probe.capture_only(&[&Rules::get().captured()[..], &wrappers.captured()].concat());
         GlmMachine {
             tools: options.tools.clone(),
             start_in_reasoning: options.start_in_reasoning,
             emitter: Emitter::new(),
             probe,
+            wrappers,
             candidate: 0,
             mode: Mode::Prose,
             pos: 0,
@@ -156,11 +153,19 @@ impl GlmMachine {
         }
     }
 
+    /// The character at absolute `start` is prose (a candidate that is no marker).
+    fn prose_char(&mut self, start: usize, pending: &str, base: usize, out: &mut Vec<Event>) {
+        let at = start - base;
+        let len = pending[at..].chars().next().map_or(1, char::len_utf8);
+        self.prose(&pending[at..at + len], start, out);
+        self.pos = start + len;
+    }
+
     fn start_probe(&mut self, probing: Probing, at: usize) {
         let r = Rules::get();
         let entry = match probing {
-            Probing::Prose if self.reasoning => r.reasoning_marker,
-            Probing::Prose => r.text_marker,
+            // Prose candidates start in `advance`, where the byte picks the rule.
+            Probing::Prose => return,
             Probing::Body => r.call_body,
             Probing::ValueEnd => r.value_end,
             Probing::Skip => r.skip_marker,
@@ -252,7 +257,8 @@ impl GlmMachine {
                     }
                     self.emitter.markup(start, out);
                     self.call_open(text(c), end, out);
-                } else if self.capture(r.think_open).is_some() {
+                } else if self.wrappers.marker(self.probe.captures()) == Some(WrapperMarker::Opened)
+                {
                     self.emitter.reasoning_start(end, out);
                     self.reasoning = true;
                 } else {
@@ -320,8 +326,7 @@ impl GlmMachine {
     ) {
         match probing {
             Probing::Prose => {
-                self.prose(&pending[start - base..start - base + 1], start, out);
-                self.pos = start + 1;
+                self.prose_char(start, pending, base, out);
                 self.mode = Mode::Prose;
             }
             Probing::Body => {
@@ -387,7 +392,7 @@ impl Machine for GlmMachine {
             match self.mode {
                 Mode::Prose => {
                     let rel = self.pos - base;
-                    match find_byte(b'<', &bytes[rel..]) {
+                    match self.wrappers.find(&bytes[rel..]) {
                         None => {
                             self.prose(&pending[rel..], self.pos, out);
                             self.pos = end;
@@ -396,7 +401,18 @@ impl Machine for GlmMachine {
                         Some(k) => {
                             self.prose(&pending[rel..rel + k], self.pos, out);
                             self.pos += k;
-                            self.start_probe(Probing::Prose, self.pos);
+                            let r = Rules::get();
+                            match self
+                                .wrappers
+                                .entry(bytes[rel + k], self.reasoning, &r.prose)
+                            {
+                                Some(entry) => {
+                                    self.probe.start(entry);
+                                    self.candidate = self.pos;
+                                    self.mode = Mode::Probe(Probing::Prose);
+                                }
+                                None => self.prose_char(self.pos, pending, base, out),
+                            }
                         }
                     }
                 }

@@ -7,6 +7,7 @@ use super::Options;
 use crate::field::grammars;
 use crate::field::json_arguments::run;
 use crate::field::probe::rule;
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
@@ -14,8 +15,7 @@ use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/minimax-m2.pest.
 struct Rules {
-    text_marker: RuleId,
-    reasoning_marker: RuleId,
+    prose: ProseRules,
     invoke_body: RuleId,
     value_end: RuleId,
     block_space: RuleId,
@@ -24,8 +24,6 @@ struct Rules {
     invoke_name: RuleId,
     parameter_name: RuleId,
     invoke_close: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     cut_block: RuleId,
 }
 
@@ -35,8 +33,11 @@ impl Rules {
         RULES.get_or_init(|| {
             let p = grammars::minimax_m2();
             Rules {
-                text_marker: rule(p, "text_marker"),
-                reasoning_marker: rule(p, "reasoning_marker"),
+                prose: ProseRules {
+                    plain: rule(p, "block_start"),
+                    open: rule(p, "text_marker"),
+                    close: rule(p, "reasoning_marker"),
+                },
                 invoke_body: rule(p, "invoke_body"),
                 value_end: rule(p, "value_end"),
                 block_space: rule(p, "block_space"),
@@ -45,21 +46,17 @@ impl Rules {
                 invoke_name: rule(p, "invoke_name"),
                 parameter_name: rule(p, "parameter_name"),
                 invoke_close: rule(p, "invoke_close"),
-                think_open: rule(p, "think_open"),
-                think_close: rule(p, "think_close"),
                 cut_block: rule(p, "cut_block"),
             }
         })
     }
 
-    fn captured(&self) -> [RuleId; 6] {
+    fn captured(&self) -> [RuleId; 4] {
         [
             self.cut_block,
             self.invoke_name,
             self.parameter_name,
             self.invoke_close,
-            self.think_open,
-            self.think_close,
         ]
     }
 }
@@ -108,6 +105,7 @@ pub struct MinimaxM2Machine {
     start_in_reasoning: bool,
     emitter: Emitter,
     probe: ParsingMachine<'static>,
+    wrappers: FamilyWrappers,
     /// Where the active candidate starts (absolute).
     candidate: usize,
     mode: Mode,
@@ -123,13 +121,16 @@ pub struct MinimaxM2Machine {
 impl MinimaxM2Machine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
-        let mut probe = ParsingMachine::new(grammars::minimax_m2());
-        probe.capture_only(&Rules::get().captured());
+        let program = grammars::minimax_m2();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
+        let mut probe = ParsingMachine::new(program);
+        probe.capture_only(&[&Rules::get().captured()[..], &wrappers.captured()].concat());
         MinimaxM2Machine {
             tools: options.tools.clone(),
             start_in_reasoning: options.start_in_reasoning,
             emitter: Emitter::new(),
             probe,
+            wrappers,
             candidate: 0,
             mode: Mode::Prose,
             pos: 0,
@@ -166,11 +167,19 @@ impl MinimaxM2Machine {
         }
     }
 
+    /// The character at absolute `start` is prose (a candidate that is no marker).
+    fn prose_char(&mut self, start: usize, pending: &str, base: usize, out: &mut Vec<Event>) {
+        let at = start - base;
+        let len = pending[at..].chars().next().map_or(1, char::len_utf8);
+        self.prose(&pending[at..at + len], start, out);
+        self.pos = start + len;
+    }
+
     fn start_probe(&mut self, probing: Probing, at: usize) {
         let r = Rules::get();
         let entry = match probing {
-            Probing::Prose if self.reasoning => r.reasoning_marker,
-            Probing::Prose => r.text_marker,
+            // Prose candidates start in `advance`, where the byte picks the rule.
+            Probing::Prose => return,
             Probing::Body => r.invoke_body,
             Probing::ValueEnd => r.value_end,
             Probing::BlockSpace => r.block_space,
@@ -263,7 +272,8 @@ impl MinimaxM2Machine {
                 } else if self.capture(r.cut_block).is_some() {
                     // Dropped: the input ended inside the block's first opener (MM-10).
                     self.emitter.markup(end, out);
-                } else if self.capture(r.think_open).is_some() {
+                } else if self.wrappers.marker(self.probe.captures()) == Some(WrapperMarker::Opened)
+                {
                     self.emitter.reasoning_start(end, out);
                     self.reasoning = true;
                 } else {
@@ -346,8 +356,7 @@ impl MinimaxM2Machine {
     ) {
         match probing {
             Probing::Prose => {
-                self.prose(&pending[start - base..start - base + 1], start, out);
-                self.pos = start + 1;
+                self.prose_char(start, pending, base, out);
                 self.mode = Mode::Prose;
             }
             Probing::Body => {
@@ -424,7 +433,7 @@ impl Machine for MinimaxM2Machine {
             match self.mode {
                 Mode::Prose => {
                     let rel = self.pos - base;
-                    match find_byte(b'<', &bytes[rel..]) {
+                    match self.wrappers.find(&bytes[rel..]) {
                         None => {
                             self.prose(&pending[rel..], self.pos, out);
                             self.pos = end;
@@ -433,7 +442,18 @@ impl Machine for MinimaxM2Machine {
                         Some(k) => {
                             self.prose(&pending[rel..rel + k], self.pos, out);
                             self.pos += k;
-                            self.start_probe(Probing::Prose, self.pos);
+                            let r = Rules::get();
+                            match self
+                                .wrappers
+                                .entry(bytes[rel + k], self.reasoning, &r.prose)
+                            {
+                                Some(entry) => {
+                                    self.probe.start(entry);
+                                    self.candidate = self.pos;
+                                    self.mode = Mode::Probe(Probing::Prose);
+                                }
+                                None => self.prose_char(self.pos, pending, base, out),
+                            }
                         }
                     }
                 }

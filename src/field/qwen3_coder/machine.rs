@@ -3,17 +3,18 @@
 
 use std::sync::OnceLock;
 
+use super::Options;
 use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
-use crate::field::{Emitter, Event, Options};
+use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/qwen3-coder.pest.
 struct Rules {
-    text_marker: RuleId,
-    reasoning_marker: RuleId,
+    prose: ProseRules,
     function_body: RuleId,
     value_end: RuleId,
     call_end: RuleId,
@@ -21,8 +22,6 @@ struct Rules {
     function_name: RuleId,
     parameter_name: RuleId,
     function_close: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     cut_call: RuleId,
 }
 
@@ -32,8 +31,11 @@ impl Rules {
         RULES.get_or_init(|| {
             let p = grammars::qwen3_coder();
             Rules {
-                text_marker: rule(p, "text_marker"),
-                reasoning_marker: rule(p, "reasoning_marker"),
+                prose: ProseRules {
+                    plain: rule(p, "call_start"),
+                    open: rule(p, "text_marker"),
+                    close: rule(p, "reasoning_marker"),
+                },
                 function_body: rule(p, "function_body"),
                 value_end: rule(p, "value_end"),
                 call_end: rule(p, "call_end"),
@@ -41,21 +43,17 @@ impl Rules {
                 function_name: rule(p, "function_name"),
                 parameter_name: rule(p, "parameter_name"),
                 function_close: rule(p, "function_close"),
-                think_open: rule(p, "think_open"),
-                think_close: rule(p, "think_close"),
                 cut_call: rule(p, "cut_call"),
             }
         })
     }
 
-    fn captured(&self) -> [RuleId; 6] {
+    fn captured(&self) -> [RuleId; 4] {
         [
             self.cut_call,
             self.function_name,
             self.parameter_name,
             self.function_close,
-            self.think_open,
-            self.think_close,
         ]
     }
 }
@@ -104,6 +102,7 @@ pub struct Qwen3CoderMachine {
     options: Options,
     emitter: Emitter,
     probe: MarkerProbe,
+    wrappers: FamilyWrappers,
     mode: Mode,
     pos: usize,
     reasoning: bool,
@@ -128,10 +127,14 @@ fn clean_name(raw: &str) -> String {
 impl Qwen3CoderMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
+        let program = grammars::qwen3_coder();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
+        let captured = [&Rules::get().captured()[..], &wrappers.captured()].concat();
         Qwen3CoderMachine {
             options: options.clone(),
             emitter: Emitter::new(),
-            probe: MarkerProbe::new(grammars::qwen3_coder(), &Rules::get().captured()),
+            probe: MarkerProbe::new(program, &captured),
+            wrappers,
             mode: Mode::Prose,
             pos: 0,
             reasoning: false,
@@ -160,8 +163,8 @@ impl Qwen3CoderMachine {
     fn start_probe(&mut self, probing: Probing, at: usize) {
         let r = Rules::get();
         let entry = match probing {
-            Probing::Prose if self.reasoning => r.reasoning_marker,
-            Probing::Prose => r.text_marker,
+            // Prose candidates start in `advance`, where the byte picks the rule.
+            Probing::Prose => return,
             Probing::FunctionBody => r.function_body,
             Probing::ValueEnd => r.value_end,
             Probing::CallEnd => r.call_end,
@@ -173,6 +176,14 @@ impl Qwen3CoderMachine {
 
     fn captured_text<'a>(&self, capture: Capture, unit: &'a str) -> &'a str {
         &unit[capture.start..capture.end]
+    }
+
+    /// The character at absolute `start` is prose (a candidate that is no marker).
+    fn prose_char(&mut self, start: usize, pending: &str, base: usize, out: &mut Vec<Event>) {
+        let at = start - base;
+        let len = pending[at..].chars().next().map_or(1, char::len_utf8);
+        self.prose(&pending[at..at + len], start, out);
+        self.pos = start + len;
     }
 
     /// Value text at `start`: streamed as an escaped JSON fragment, or collected
@@ -257,7 +268,8 @@ impl Qwen3CoderMachine {
                     // Dropped: the input ended inside the call's opening (QC-14).
                     self.emitter.markup(end, out);
                     self.mode = Mode::Prose;
-                } else if self.probe.capture(r.think_open).is_some() {
+                } else if self.wrappers.marker(self.probe.captures()) == Some(WrapperMarker::Opened)
+                {
                     self.emitter.reasoning_start(end, out);
                     self.reasoning = true;
                     self.mode = Mode::Prose;
@@ -335,8 +347,7 @@ impl Qwen3CoderMachine {
     ) {
         match probing {
             Probing::Prose => {
-                self.prose(&pending[start - base..start - base + 1], start, out);
-                self.pos = start + 1;
+                self.prose_char(start, pending, base, out);
                 self.mode = Mode::Prose;
             }
             Probing::FunctionBody => {
@@ -445,7 +456,7 @@ impl Machine for Qwen3CoderMachine {
             match self.mode {
                 Mode::Prose => {
                     let rel = self.pos - base;
-                    match find_byte(b'<', &bytes[rel..]) {
+                    match self.wrappers.find(&bytes[rel..]) {
                         None => {
                             self.prose(&pending[rel..], self.pos, out);
                             self.pos = end;
@@ -454,7 +465,17 @@ impl Machine for Qwen3CoderMachine {
                         Some(k) => {
                             self.prose(&pending[rel..rel + k], self.pos, out);
                             self.pos += k;
-                            self.start_probe(Probing::Prose, self.pos);
+                            let r = Rules::get();
+                            match self
+                                .wrappers
+                                .entry(bytes[rel + k], self.reasoning, &r.prose)
+                            {
+                                Some(entry) => {
+                                    self.probe.start(entry, self.pos);
+                                    self.mode = Mode::Probe(Probing::Prose);
+                                }
+                                None => self.prose_char(self.pos, pending, base, out),
+                            }
                         }
                     }
                 }
