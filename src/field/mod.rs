@@ -172,6 +172,7 @@ pub mod qwen3_coder;
 pub mod reasoning;
 pub mod render_input;
 pub mod typing;
+mod xml_parameters;
 
 pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};
 pub(crate) use document::parse_owned;
