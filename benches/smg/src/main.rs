@@ -148,6 +148,8 @@ fn smg_tools() -> Vec<Tool> {
 /// Our options: the tool's schema, as smg gets it.
 struct Ours {
     options: Options,
+    qwen3_coder: field::qwen3_coder::Options,
+    deepseek: field::deepseek::Options,
     mistral: field::mistral::Options,
 }
 
@@ -155,6 +157,8 @@ fn our_options() -> Ours {
     let options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
     Ours {
         options: serde_json::from_value(options.clone()).expect("options"),
+        qwen3_coder: serde_json::from_value(options.clone()).expect("qwen3-coder options"),
+        deepseek: serde_json::from_value(options.clone()).expect("deepseek options"),
         mistral: serde_json::from_value(options).expect("mistral options"),
     }
 }
@@ -189,10 +193,12 @@ fn ours_whole(family: Family, ours: &Ours, text: &str) -> Outcome {
     let options = &ours.options;
     let doc = match family {
         Family::Hermes => field::hermes::parse(text, options),
-        Family::Qwen3Coder => field::qwen3_coder::parse(text, options),
-        Family::DeepseekV3 => field::deepseek::parse(field::deepseek::Variant::V3, text, options),
+        Family::Qwen3Coder => field::qwen3_coder::parse(text, &ours.qwen3_coder),
+        Family::DeepseekV3 => {
+            field::deepseek::parse(field::deepseek::Variant::V3, text, &ours.deepseek)
+        }
         Family::DeepseekV31 => {
-            field::deepseek::parse(field::deepseek::Variant::V31, text, options)
+            field::deepseek::parse(field::deepseek::Variant::V31, text, &ours.deepseek)
         }
         Family::Mistral => field::mistral::parse(text, &ours.mistral),
     };
@@ -288,15 +294,15 @@ fn ours_streamed(family: Family, ours: &Ours, pieces: &[&str]) -> Outcome {
             pieces,
         ),
         Family::Qwen3Coder => stream(
-            field::qwen3_coder::Parser::with_options(options).expect("options"),
+            field::qwen3_coder::Parser::with_options(&ours.qwen3_coder).expect("options"),
             pieces,
         ),
         Family::DeepseekV3 => stream(
-            field::deepseek::Parser::with_options(field::deepseek::Variant::V3, options),
+            field::deepseek::Parser::with_options(field::deepseek::Variant::V3, &ours.deepseek),
             pieces,
         ),
         Family::DeepseekV31 => stream(
-            field::deepseek::Parser::with_options(field::deepseek::Variant::V31, options),
+            field::deepseek::Parser::with_options(field::deepseek::Variant::V31, &ours.deepseek),
             pieces,
         ),
         Family::Mistral => stream(

@@ -137,7 +137,7 @@ impl Build for Deepseek {
         spans: bool,
         _: usize,
     ) -> Result<(Self::Machine, Self::Folder), String> {
-        let options: field::Options = options_of(options)?;
+        let options: deepseek::Options = options_of(options)?;
         Ok((
             deepseek::DeepseekMachine::new(self.0, &options),
             field::DocumentFolder::new(spans),
