@@ -361,12 +361,21 @@ impl<'a> Compactor<'a> {
         }
     }
 
+    #[inline]
     fn peek(&self) -> Option<u8> {
         self.src.get(self.pos).copied()
     }
 
     /// Skips whitespace, leaving it out of the copy.
+    #[inline]
     fn whitespace(&mut self) {
+        if !matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            return;
+        }
+        self.skip_whitespace();
+    }
+
+    fn skip_whitespace(&mut self) {
         let start = self.pos;
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
@@ -380,6 +389,7 @@ impl<'a> Compactor<'a> {
         }
     }
 
+    #[inline]
     fn expect(&mut self, byte: u8) -> Result<(), Stop> {
         self.whitespace();
         if self.peek() == Some(byte) {
@@ -465,6 +475,7 @@ impl<'a> Compactor<'a> {
 
     /// A key and its colon. Keys are compared raw: one with an escape, or one
     /// object with too many keys, is left to serde_json ([`Stop::Keys`]).
+    #[inline]
     fn key(&mut self) -> Result<(), Stop> {
         self.whitespace();
         if self.peek() != Some(b'"') {
@@ -489,6 +500,7 @@ impl<'a> Compactor<'a> {
     }
 
     /// A string from its opening quote; returns whether it holds an escape.
+    #[inline]
     fn string(&mut self) -> Result<bool, Stop> {
         let src = self.src;
         let mut i = self.pos + 1;
