@@ -49,7 +49,8 @@
 //!     Item::ToolCall { name, input, complete, .. } => {
 //!         assert!(*complete);
 //!         assert_eq!(name, "get_weather");
-//!         assert_eq!(input["city"], "Paris");
+//!         assert_eq!(input.value()["city"], "Paris");
+//!         assert_eq!(input.as_json(), r#"{"city":"Paris"}"#);
 //!     }
 //!     other => panic!("unexpected {other:?}"),
 //! }
@@ -158,6 +159,7 @@ pub mod glm;
 pub mod grammars;
 pub mod harmony;
 pub mod hermes;
+mod input;
 pub mod json_arguments;
 pub mod json_scan;
 pub mod kimi_k2;
@@ -179,6 +181,7 @@ pub(crate) use document::parse_owned;
 pub use document::{Document, DocumentFolder, Item};
 pub use emitter::Emitter;
 pub use event::Event;
+pub use input::Input;
 pub use options::{Options, Tool};
 pub use probe::MarkerProbe;
 pub use render_input::{CallSpec, ResultSpec};
