@@ -118,11 +118,12 @@ pub trait Fold<E> {
     /// ahead of them are final, and are held as JSON (far smaller than the typed
     /// values) until the document is written.
     const SETTLED_HELD: bool = false;
-    /// Writes the elements of the leading array that no later event can change,
-    /// and drops them from the document, so a whole parse written as it is folded
-    /// holds only what is still open. Only called when [`Fold::SETTLED_KEY`] names
-    /// the array.
-    fn write_settled(&mut self, _out: &mut SettledArray) {}
+    /// Hands the elements of the leading array that no later event can change to
+    /// `out`, in order, and drops them from the document, so a whole parse
+    /// written as it is folded holds only what is still open ([`SettledArray`]
+    /// writes them as JSON; the Python package converts them while the parse goes
+    /// on). Only called when [`Fold::SETTLED_KEY`] names the array.
+    fn write_settled<S: Settle>(&mut self, _out: &mut S) {}
     /// Frees what of the document the fold can rebuild when it is written, for a
     /// whole parse written as it is folded (kindaxml: the text of segments no
     /// later event can change, which the output text holds too). [`Fold::document`]
@@ -221,6 +222,19 @@ impl io::Write for Chunked<'_> {
     fn flush(&mut self) -> io::Result<()> {
         self.drain()?;
         self.out.flush()
+    }
+}
+
+/// Takes the settled elements of a document's leading array from
+/// [`Fold::write_settled`], one by one, in document order, as owned typed values.
+pub trait Settle {
+    /// Takes one element that no later event can change.
+    fn element<T: Serialize + Send + 'static>(&mut self, value: T);
+}
+
+impl Settle for SettledArray {
+    fn element<T: Serialize + Send + 'static>(&mut self, value: T) {
+        SettledArray::element(self, &value);
     }
 }
 

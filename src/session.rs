@@ -359,7 +359,7 @@ fn open_deepseek(
     options: &Value,
     spans: bool,
 ) -> Result<Box<dyn Session>, OptionsError> {
-    let options: field::Options = options_from_json(name, options)?;
+    let options: field::deepseek::Options = options_from_json(name, options)?;
     Ok(open_machine(
         field::deepseek::DeepseekMachine::new(variant, &options),
         field::DocumentFolder::new(spans),
@@ -619,28 +619,28 @@ pub(crate) const DIALECTS: [Dialect; 17] = [
         summary: "tool calls as <function=NAME><parameter=KEY>value</parameter>, typed by the tools' schemas (Qwen3-Coder, Qwen3.5, Nemotron-3)",
         open: open::<field::qwen3_coder::Qwen3CoderMachine>,
         render: Some(field::qwen3_coder::render_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::qwen3_coder::Options, field::Document>,
     },
     Dialect {
         name: "deepseek-v3",
         summary: "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
         open: open_deepseek_v3,
         render: Some(field::deepseek::render_v3_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::deepseek::Options, field::Document>,
     },
     Dialect {
         name: "deepseek-v3.1",
         summary: "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
         open: open_deepseek_v31,
         render: Some(field::deepseek::render_v31_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::deepseek::Options, field::Document>,
     },
     Dialect {
         name: "harmony",
         summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
         open: open::<field::harmony::HarmonyMachine>,
         render: Some(field::harmony::render_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::harmony::Options, field::Document>,
     },
     Dialect {
         name: "mistral",
@@ -675,7 +675,7 @@ pub(crate) const DIALECTS: [Dialect; 17] = [
         summary: "Kimi-K2 tool calls: <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> in a tool-calls section; reasoning in <think>",
         open: open::<field::kimi_k2::KimiK2Machine>,
         render: Some(field::kimi_k2::render_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::kimi_k2::Options, field::Document>,
     },
     Dialect {
         name: "minimax-m2",
@@ -689,6 +689,6 @@ pub(crate) const DIALECTS: [Dialect; 17] = [
         summary: "GLM-4.5/4.6/4.7/5 tool calls: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, typed by the tools' schemas; reasoning in <think>",
         open: open::<field::glm::GlmMachine>,
         render: Some(field::glm::render_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::glm::Options, field::Document>,
     },
 ];

@@ -154,6 +154,10 @@ fn main() {
         for case in cases {
             let family = family.clone();
             match case {
+                // The built-in family's `reasoning_markers` option: a family defined
+                // at run time reads the markers its description names (CF-4) and
+                // refuses the key, so these cases are the built-in family's alone.
+                Ok(case) if case.options.get("reasoning_markers").is_some() => {}
                 Ok(case) => trials.push(Trial::test(format!("{stem}::{}", case.name), move || {
                     let open =
                         |case: &Case| family.open(&case.options, false).map_err(|e| e.to_string());

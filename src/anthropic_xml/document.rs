@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::event::Event;
-use crate::fold::{Fold, SettledArray};
+use crate::fold::{Fold, Settle};
 use crate::span::Span;
 
 /// One tool call.
@@ -324,13 +324,13 @@ impl Fold<Event> for DocumentFolder {
 
     const SETTLED_KEY: Option<&'static str> = Some("blocks");
 
-    fn write_settled(&mut self, out: &mut SettledArray) {
+    fn write_settled<S: Settle>(&mut self, out: &mut S) {
         // Only the last block can still grow or change.
         let blocks = &mut self.document.blocks;
         if blocks.len() > 1 {
             let n = blocks.len() - 1;
             for block in blocks.drain(..n) {
-                out.element(&block);
+                out.element(block);
             }
             self.settled += n;
         }

@@ -32,17 +32,17 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "kindaxml" => kindaxml(options, held),
         "plurnk" => plurnk(options, held),
         "transcript" => transcript(options, before, held),
-        "hermes" => hermes(options, held),
-        "qwen3-coder" => qwen3_coder(held),
-        "deepseek-v3" | "deepseek-v3.1" => deepseek(held),
-        "harmony" => harmony(before, held),
-        "mistral" => mistral(before, held),
+        "hermes" => wrapper(options, held, THINK) || hermes(held),
+        "qwen3-coder" => wrapper(options, held, THINK) || qwen3_coder(held),
+        "deepseek-v3" | "deepseek-v3.1" => wrapper(options, held, THINK) || deepseek(held),
+        "harmony" => wrapper(options, held, &[]) || harmony(before, held),
+        "mistral" => wrapper(options, held, &["bracket"]) || mistral(before, held),
         "llama3-json" => llama3_json(before, held),
         "pythonic" => pythonic(before, held),
         "reasoning" => reasoning(options, held),
-        "kimi-k2" => kimi_k2(held),
-        "minimax-m2" => minimax_m2(held),
-        "glm" => glm(held),
+        "kimi-k2" => wrapper(options, held, THINK) || kimi_k2(held),
+        "minimax-m2" => wrapper(options, held, THINK) || minimax_m2(held),
+        "glm" => wrapper(options, held, THINK) || glm(held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -424,11 +424,8 @@ fn marker_prefix(held: &[u8], markers: &[&str]) -> bool {
 /// spellings, `reasoning_markers`, default `think`); the whitespace after a call
 /// object and a prefix of the closer; a call opener, whitespace and the call object
 /// up to the end of its name (held whole: any bytes after the `{`).
-fn hermes(options: &Value, held: &[u8]) -> bool {
-    if marker_prefix(held, &["<tool_call>", "</tool_call>"])
-        || accepted_reasoning_markers(options, &["think"])
-            .any(|markers| marker_prefix(held, &markers))
-    {
+fn hermes(held: &[u8]) -> bool {
+    if marker_prefix(held, &["<tool_call>", "</tool_call>"]) {
         return true;
     }
     let after_ws = skip_ws(held);
@@ -450,13 +447,12 @@ fn qc_name_prefix(rest: &[u8]) -> bool {
 }
 
 /// A viable prefix of `<function=NAME>` or `<parameter=KEY>`, or of one of the
-/// fixed markers of qwen3-coder.
+/// fixed markers of qwen3-coder (the think markers aside: QC-18, the option's
+/// spellings).
 fn qc_marker(held: &[u8]) -> bool {
-    const MARKERS: [&str; 8] = [
+    const MARKERS: [&str; 6] = [
         "<tool_call>",
         "</tool_call>",
-        "<think>",
-        "</think>",
         "<function=",
         "</function>",
         "<parameter=",
@@ -501,10 +497,9 @@ fn qwen3_coder(held: &[u8]) -> bool {
     false
 }
 
-/// The markers of both DeepSeek families (D3-2, D3-3).
-const DEEPSEEK_MARKERS: [&str; 12] = [
-    "<think>",
-    "</think>",
+/// The markers of both DeepSeek families (D3-2, D3-3), the think markers aside
+/// (D3-19: the option's spellings).
+const DEEPSEEK_MARKERS: [&str; 10] = [
     "<｜end▁of▁sentence｜>",
     "<｜tool▁calls▁begin｜>",
     "<｜tool_calls_begin｜>",
@@ -577,8 +572,9 @@ fn harmony(before: &[u8], held: &[u8]) -> bool {
     rest.is_empty() || marker_prefix(rest, &HARMONY_MARKERS)
 }
 
-/// The markers of mistral (MI-2).
-const MISTRAL_MARKERS: [&str; 5] = ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]", "[THINK]", "[/THINK]"];
+/// The markers of mistral (MI-2), the reasoning markers aside (MI-18: the option's
+/// spellings).
+const MISTRAL_MARKERS: [&str; 3] = ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"];
 
 /// MI-16: a viable prefix of a marker; a call group from its `[TOOL_CALLS]`
 /// (its header bounded by the grammar); inside an array form (the last
@@ -703,38 +699,38 @@ fn pythonic(before: &[u8], held: &[u8]) -> bool {
     py_list_seen(before)
 }
 
-/// The markers of the reasoning spellings `reasoning_markers` accepts (RS-2,
-/// RS-11); `default` when the option is absent.
-fn accepted_reasoning_markers<'a>(
-    options: &'a Value,
-    default: &'a [&str],
-) -> impl Iterator<Item = [&'static str; 2]> + 'a {
-    const SPELLINGS: [(&str, [&str; 2]); 3] = [
-        ("think", ["<think>", "</think>"]),
-        ("bracket", ["[THINK]", "[/THINK]"]),
-        ("triangle", ["◁think▷", "◁/think▷"]),
-    ];
-    let accepted = move |name: &str| match options.get("reasoning_markers") {
+/// The reasoning wrappers' spellings and markers (RS-2).
+const SPELLINGS: [(&str, [&str; 2]); 3] = [
+    ("think", ["<think>", "</think>"]),
+    ("bracket", ["[THINK]", "[/THINK]"]),
+    ("triangle", ["◁think▷", "◁/think▷"]),
+];
+
+/// A field family's default `reasoning_markers`: its own `<think>` (RS-11).
+const THINK: &[&str] = &["think"];
+
+/// RS-9, RS-11: a viable prefix of a marker of a spelling the option
+/// `reasoning_markers` accepts (`default` when the option is absent).
+fn wrapper(options: &Value, held: &[u8], default: &[&str]) -> bool {
+    let accepted = |name: &str| match options.get("reasoning_markers") {
         Some(Value::Array(list)) => list.iter().any(|v| v == name),
         _ => default.contains(&name),
     };
     SPELLINGS
-        .into_iter()
-        .filter(move |(name, _)| accepted(name))
-        .map(|(_, markers)| markers)
+        .iter()
+        .filter(|(name, _)| accepted(name))
+        .any(|(_, markers)| marker_prefix(held, markers))
 }
 
 /// RS-9: a viable prefix of an accepted marker (`reasoning_markers`, default all
 /// three spellings).
 fn reasoning(options: &Value, held: &[u8]) -> bool {
-    accepted_reasoning_markers(options, &["think", "bracket", "triangle"])
-        .any(|markers| marker_prefix(held, &markers))
+    wrapper(options, held, &["think", "bracket", "triangle"])
 }
 
-/// The markers of kimi-k2 (KK-2).
-const KIMI_K2_MARKERS: [&str; 10] = [
-    "<think>",
-    "</think>",
+/// The markers of kimi-k2 (KK-2), the think markers aside (KK-18: the option's
+/// spellings).
+const KIMI_K2_MARKERS: [&str; 8] = [
     "<|im_end|>",
     "<|tool_calls_section_begin|>",
     "<|tool_call_section_begin|>",
@@ -757,10 +753,8 @@ fn kimi_k2(held: &[u8]) -> bool {
 }
 
 /// The fixed markers of minimax-m2 (MM-2), and the openers with a name up to
-/// their `name`.
-const MINIMAX_M2_MARKERS: [&str; 8] = [
-    "<think>",
-    "</think>",
+/// their `name` (the think markers aside: MM-16, the option's spellings).
+const MINIMAX_M2_MARKERS: [&str; 6] = [
     "<minimax:tool_call>",
     "</minimax:tool_call>",
     "<invoke",
@@ -838,10 +832,9 @@ fn minimax_m2(held: &[u8]) -> bool {
     false
 }
 
-/// The markers of glm (GL-2).
-const GLM_MARKERS: [&str; 8] = [
-    "<think>",
-    "</think>",
+/// The markers of glm (GL-2), the think markers aside (GL-16: the option's
+/// spellings).
+const GLM_MARKERS: [&str; 6] = [
     "<tool_call>",
     "</tool_call>",
     "<arg_key>",

@@ -2,14 +2,13 @@
 
 use std::borrow::Cow;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use super::event::Event;
+use super::input::Input;
 use crate::fold::Fold;
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// One item of a chat turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -47,8 +46,9 @@ pub enum Item {
         /// The JSON text of the arguments: the model's own text for JSON families,
         /// compact JSON built from the typed parameters for XML families.
         arguments: String,
-        /// `arguments` parsed, or `null` when it is not valid JSON.
-        input: Value,
+        /// `arguments` as a JSON value, or `null` when it is not valid JSON; held
+        /// as compact JSON text ([`Input::value`] builds the tree).
+        input: Input,
         /// Whether the call may be run (see [`Event::ToolCallEnd`]).
         complete: bool,
         /// Start to end (only with spans requested).
@@ -193,7 +193,7 @@ impl DocumentFolder {
             id,
             name,
             arguments: String::new(),
-            input: Value::Null,
+            input: Input::NULL,
             complete: false,
             span: self.spans.then_some(span),
         });
@@ -213,7 +213,7 @@ impl DocumentFolder {
         }
     }
 
-    fn call_end(&mut self, index: usize, complete: bool, input: Cow<'_, Value>, span: Span) {
+    fn call_end(&mut self, index: usize, complete: bool, input: Cow<'_, Input>, span: Span) {
         if let Some(Item::ToolCall {
             complete: c,
             input: i,

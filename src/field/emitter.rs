@@ -3,12 +3,12 @@
 //! Every family machine emits through an [`Emitter`]: it remembers how far the
 //! events reach (`covered`), gives each event the span from there to where the
 //! family says the event's bytes end, numbers the tool calls, and collects each
-//! call's arguments text so that the end event carries the parsed input. A family
+//! call's arguments text so that the end event carries the input (validated compact JSON text,
+//! [`Input`]). A family
 //! machine therefore only says *what* was decided and *up to where*.
 
-use serde_json::Value;
-
 use super::event::Event;
+use super::input::{Input, Scratch};
 use crate::span::Span;
 
 /// Emits field events with tiling spans (see the module docs).
@@ -20,6 +20,8 @@ pub struct Emitter {
     call: Option<usize>,
     /// The open call's arguments so far (one buffer, reused call after call).
     arguments: String,
+    /// The working memory of checking each call's input.
+    scratch: Scratch,
     in_reasoning: bool,
 }
 
@@ -148,12 +150,12 @@ impl Emitter {
         let Some(index) = self.call.take() else {
             return;
         };
-        let input = serde_json::from_str::<Value>(&self.arguments).ok();
+        let input = Input::parse_with(&self.arguments, &mut self.scratch);
         let span = self.span_to(end);
         out.push(Event::ToolCallEnd {
             index,
             complete: complete && input.is_some(),
-            input: input.unwrap_or(Value::Null),
+            input: input.unwrap_or(Input::NULL),
             span,
         });
     }

@@ -1,10 +1,9 @@
 //! The events of every field family: reasoning, text and tool calls as they are
 //! decided.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
+use super::input::Input;
 use crate::span::Span;
+use serde::{Deserialize, Serialize};
 
 /// An event of a field family. Serialized with a `"type"` in snake_case.
 ///
@@ -74,9 +73,9 @@ pub enum Event {
         index: usize,
         /// Whether the call may be run.
         complete: bool,
-        /// The arguments parsed (the typed input), or `null` when they are not
-        /// valid JSON.
-        input: Value,
+        /// The arguments as a JSON value (the typed input), or `null` when they
+        /// are not valid JSON; held as compact JSON text ([`Input`]).
+        input: Input,
         /// The markup that ended the call (zero-width at end of input).
         span: Span,
     },

@@ -20,25 +20,36 @@ pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
 /// The text of grammar/mistral.pest.
 pub const MISTRAL: &str = include_str!("../../grammar/mistral.pest");
 
-/// Compiles a field family's grammar followed by grammar/field-json.pest.
+/// Compiles a field family's grammar followed by grammar/field-json.pest and
+/// grammar/reasoning.pest.
 fn with_field_json(family: &str, file: &str) -> Program {
-    compile(&format!("{family}\n{FIELD_JSON}"))
-        .unwrap_or_else(|e| panic!("{file} with grammar/field-json.pest compiles (tested): {e}"))
+    compile(&format!("{family}\n{FIELD_JSON}\n{REASONING}")).unwrap_or_else(|e| {
+        panic!("{file} with grammar/field-json.pest and reasoning.pest compiles (tested): {e}")
+    })
 }
 
-/// The program of grammar/deepseek.pest with grammar/field-json.pest.
+/// Compiles a field family's grammar followed by grammar/reasoning.pest.
+fn with_reasoning(family: &str, file: &str) -> Program {
+    compile(&format!("{family}\n{REASONING}"))
+        .unwrap_or_else(|e| panic!("{file} with grammar/reasoning.pest compiles (tested): {e}"))
+}
+
+/// The program of grammar/deepseek.pest with grammar/field-json.pest and
+/// grammar/reasoning.pest.
 pub fn deepseek() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| with_field_json(DEEPSEEK, "grammar/deepseek.pest"))
 }
 
-/// The program of grammar/harmony.pest with grammar/field-json.pest.
+/// The program of grammar/harmony.pest with grammar/field-json.pest and
+/// grammar/reasoning.pest.
 pub fn harmony() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| with_field_json(HARMONY, "grammar/harmony.pest"))
 }
 
-/// The program of grammar/mistral.pest with grammar/field-json.pest.
+/// The program of grammar/mistral.pest with grammar/field-json.pest and
+/// grammar/reasoning.pest.
 pub fn mistral() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| with_field_json(MISTRAL, "grammar/mistral.pest"))
@@ -60,11 +71,10 @@ pub fn hermes() -> &'static Program {
 /// The text of grammar/qwen3-coder.pest.
 pub const QWEN3_CODER: &str = include_str!("../../grammar/qwen3-coder.pest");
 
-/// The program of grammar/qwen3-coder.pest.
+/// The program of grammar/qwen3-coder.pest with grammar/reasoning.pest.
 pub fn qwen3_coder() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM
-        .get_or_init(|| compile(QWEN3_CODER).expect("grammar/qwen3-coder.pest compiles (tested)"))
+    PROGRAM.get_or_init(|| with_reasoning(QWEN3_CODER, "grammar/qwen3-coder.pest"))
 }
 
 /// The text of grammar/python-call.pest: Python keyword arguments and literals,
@@ -123,7 +133,8 @@ pub fn reasoning() -> &'static Program {
 /// The text of grammar/kimi-k2.pest.
 pub const KIMI_K2: &str = include_str!("../../grammar/kimi-k2.pest");
 
-/// The program of grammar/kimi-k2.pest with grammar/field-json.pest.
+/// The program of grammar/kimi-k2.pest with grammar/field-json.pest and
+/// grammar/reasoning.pest.
 pub fn kimi_k2() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| with_field_json(KIMI_K2, "grammar/kimi-k2.pest"))
@@ -132,17 +143,17 @@ pub fn kimi_k2() -> &'static Program {
 /// The text of grammar/minimax-m2.pest.
 pub const MINIMAX_M2: &str = include_str!("../../grammar/minimax-m2.pest");
 
-/// The program of grammar/minimax-m2.pest.
+/// The program of grammar/minimax-m2.pest with grammar/reasoning.pest.
 pub fn minimax_m2() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| compile(MINIMAX_M2).expect("grammar/minimax-m2.pest compiles (tested)"))
+    PROGRAM.get_or_init(|| with_reasoning(MINIMAX_M2, "grammar/minimax-m2.pest"))
 }
 
 /// The text of grammar/glm.pest.
 pub const GLM: &str = include_str!("../../grammar/glm.pest");
 
-/// The program of grammar/glm.pest.
+/// The program of grammar/glm.pest with grammar/reasoning.pest.
 pub fn glm() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| compile(GLM).expect("grammar/glm.pest compiles (tested)"))
+    PROGRAM.get_or_init(|| with_reasoning(GLM, "grammar/glm.pest"))
 }

@@ -49,7 +49,8 @@
 //!     Item::ToolCall { name, input, complete, .. } => {
 //!         assert!(*complete);
 //!         assert_eq!(name, "get_weather");
-//!         assert_eq!(input["city"], "Paris");
+//!         assert_eq!(input.value()["city"], "Paris");
+//!         assert_eq!(input.as_json(), r#"{"city":"Paris"}"#);
 //!     }
 //!     other => panic!("unexpected {other:?}"),
 //! }
@@ -106,6 +107,50 @@ macro_rules! family_glue {
 }
 
 mod call_object;
+
+/// The options type of a family that reads the shared keys (FD-3) and the
+/// `reasoning_markers` option (spec/reasoning.md RS-11), `$markers` its default
+/// (the family's own spelling). Written once so that the keys mean the same in
+/// every family.
+macro_rules! family_options {
+    ($family:literal, $markers:literal, $default:expr) => {
+        #[doc = concat!("The ", $family, " options, as given in JSON (FD-3; RS-11).")]
+        #[derive(
+            Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+        )]
+        #[serde(deny_unknown_fields, default)]
+        pub struct Options {
+            /// Whether the output starts inside reasoning: the chat template ended the
+            /// prompt with the reasoning opener.
+            pub start_in_reasoning: bool,
+            /// The tools of the request, with their JSON Schemas.
+            pub tools: Vec<$crate::field::Tool>,
+            #[doc = concat!(
+                        "The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`; ",
+                        "empty for none (default ", $markers, ")."
+                    )]
+            pub reasoning_markers: Vec<$crate::field::reasoning::Spelling>,
+        }
+
+        impl Default for Options {
+            fn default() -> Self {
+                Options {
+                    start_in_reasoning: false,
+                    tools: Vec::new(),
+                    reasoning_markers: $default,
+                }
+            }
+        }
+
+        impl Options {
+            /// The tool called `name`, if the options list it.
+            pub fn tool(&self, name: &str) -> Option<&$crate::field::Tool> {
+                self.tools.iter().find(|t| t.name == name)
+            }
+        }
+    };
+}
+
 pub mod custom;
 pub mod deepseek;
 mod deltas;
@@ -116,6 +161,7 @@ pub mod glm;
 pub mod grammars;
 pub mod harmony;
 pub mod hermes;
+mod input;
 pub mod json_arguments;
 pub mod kimi_k2;
 mod llama;
@@ -129,12 +175,14 @@ pub mod qwen3_coder;
 pub mod reasoning;
 pub mod render_input;
 pub mod typing;
+mod xml_parameters;
 
 pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};
 pub(crate) use document::parse_owned;
 pub use document::{Document, DocumentFolder, Item};
 pub use emitter::Emitter;
 pub use event::Event;
+pub use input::Input;
 pub use options::{Options, Tool};
 pub use probe::MarkerProbe;
 pub use render_input::{CallSpec, ResultSpec};

@@ -58,17 +58,20 @@ oracle!(transcript_oracle, "grammar/transcript.pest");
 oracle!(
     deepseek_oracle,
     "grammar/deepseek.pest",
-    "grammar/field-json.pest"
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
 );
 oracle!(
     harmony_oracle,
     "grammar/harmony.pest",
-    "grammar/field-json.pest"
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
 );
 oracle!(
     mistral_oracle,
     "grammar/mistral.pest",
-    "grammar/field-json.pest"
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
 );
 oracle!(hermes_oracle, "grammar/hermes.pest");
 oracle!(
@@ -85,14 +88,23 @@ oracle!(
     "grammar/field-json.pest",
     "grammar/reasoning.pest"
 );
-oracle!(glm_oracle, "grammar/glm.pest");
-oracle!(minimax_m2_oracle, "grammar/minimax-m2.pest");
+oracle!(glm_oracle, "grammar/glm.pest", "grammar/reasoning.pest");
+oracle!(
+    minimax_m2_oracle,
+    "grammar/minimax-m2.pest",
+    "grammar/reasoning.pest"
+);
 oracle!(
     kimi_k2_oracle,
     "grammar/kimi-k2.pest",
-    "grammar/field-json.pest"
+    "grammar/field-json.pest",
+    "grammar/reasoning.pest"
 );
-oracle!(qwen3_coder_oracle, "grammar/qwen3-coder.pest");
+oracle!(
+    qwen3_coder_oracle,
+    "grammar/qwen3-coder.pest",
+    "grammar/reasoning.pest"
+);
 
 oracle!(wide_oracle, "src/machine/oracle_wide.pest");
 
@@ -455,17 +467,17 @@ proptest! {
 
     #[test]
     fn deepseek_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<deepseek_oracle::Oracle>(&grammar_text(&["grammar/deepseek.pest", "grammar/field-json.pest"]), seed)?;
+        check_grammar::<deepseek_oracle::Oracle>(&grammar_text(&["grammar/deepseek.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
     fn harmony_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<harmony_oracle::Oracle>(&grammar_text(&["grammar/harmony.pest", "grammar/field-json.pest"]), seed)?;
+        check_grammar::<harmony_oracle::Oracle>(&grammar_text(&["grammar/harmony.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
     fn mistral_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<mistral_oracle::Oracle>(&grammar_text(&["grammar/mistral.pest", "grammar/field-json.pest"]), seed)?;
+        check_grammar::<mistral_oracle::Oracle>(&grammar_text(&["grammar/mistral.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
@@ -480,17 +492,17 @@ proptest! {
 
     #[test]
     fn kimi_k2_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<kimi_k2_oracle::Oracle>(&grammar_text(&["grammar/kimi-k2.pest", "grammar/field-json.pest"]), seed)?;
+        check_grammar::<kimi_k2_oracle::Oracle>(&grammar_text(&["grammar/kimi-k2.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
     fn minimax_m2_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<minimax_m2_oracle::Oracle>(&grammar_text(&["grammar/minimax-m2.pest"]), seed)?;
+        check_grammar::<minimax_m2_oracle::Oracle>(&grammar_text(&["grammar/minimax-m2.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
     fn glm_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<glm_oracle::Oracle>(&grammar_text(&["grammar/glm.pest"]), seed)?;
+        check_grammar::<glm_oracle::Oracle>(&grammar_text(&["grammar/glm.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
@@ -500,7 +512,7 @@ proptest! {
 
     #[test]
     fn qwen3_coder_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<qwen3_coder_oracle::Oracle>(&grammar_text(&["grammar/qwen3-coder.pest"]), seed)?;
+        check_grammar::<qwen3_coder_oracle::Oracle>(&grammar_text(&["grammar/qwen3-coder.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
@@ -703,11 +715,23 @@ fn every_grammar_of_the_crate_compiles() {
         &["grammar/kindaxml.pest"],
         &["grammar/plurnk.pest"],
         &["grammar/transcript.pest"],
-        &["grammar/deepseek.pest", "grammar/field-json.pest"],
-        &["grammar/harmony.pest", "grammar/field-json.pest"],
-        &["grammar/mistral.pest", "grammar/field-json.pest"],
+        &[
+            "grammar/deepseek.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &[
+            "grammar/harmony.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &[
+            "grammar/mistral.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
         &["grammar/hermes.pest"],
-        &["grammar/qwen3-coder.pest"],
+        &["grammar/qwen3-coder.pest", "grammar/reasoning.pest"],
         &[
             "grammar/llama3-json.pest",
             "grammar/python-call.pest",
@@ -721,9 +745,13 @@ fn every_grammar_of_the_crate_compiles() {
             "grammar/reasoning.pest",
         ],
         &["grammar/reasoning.pest"],
-        &["grammar/kimi-k2.pest", "grammar/field-json.pest"],
-        &["grammar/minimax-m2.pest"],
-        &["grammar/glm.pest"],
+        &[
+            "grammar/kimi-k2.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &["grammar/minimax-m2.pest", "grammar/reasoning.pest"],
+        &["grammar/glm.pest", "grammar/reasoning.pest"],
     ] {
         let program = compile(&grammar_text(files)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(!program.is_empty());

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::machine::Event;
 use super::model::{ParseError, Position, Statement, UnparsedTail};
-use crate::fold::{Fold, SettledArray};
+use crate::fold::{Fold, Settle};
 use crate::span::Span;
 
 /// One item of the document, discriminated by `kind` as in the published package.
@@ -154,13 +154,13 @@ impl Fold<Event> for DocumentFolder {
 
     const SETTLED_KEY: Option<&'static str> = Some("items");
 
-    fn write_settled(&mut self, out: &mut SettledArray) {
+    fn write_settled<S: Settle>(&mut self, out: &mut S) {
         // Only the last item can still grow or change.
         let items = &mut self.document.items;
         if items.len() > 1 {
             let n = items.len() - 1;
             for item in items.drain(..n) {
-                out.element(&item);
+                out.element(item);
             }
         }
     }

@@ -89,13 +89,6 @@ impl Op {
             .into_iter()
             .find(|op| op.as_str().as_bytes() == bytes)
     }
-
-    /// Whether `prefix` (at most four bytes) begins some OP.
-    pub fn is_prefix(prefix: &[u8]) -> bool {
-        Op::ALL
-            .iter()
-            .any(|op| op.as_str().as_bytes().starts_with(prefix))
-    }
 }
 
 /// The typed signal slot (PL-10).

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::fold::{Fold, SettledArray};
+use crate::fold::{Fold, Settle};
 use crate::span::Span;
 
 /// What a diagnostic is about (TR-11). Serialized in kebab-case.
@@ -248,10 +248,10 @@ impl Fold<Event> for PromptFolder {
     const SETTLED_KEY: Option<&'static str> = Some("messages");
     const SETTLED_HELD: bool = true;
 
-    fn write_settled(&mut self, out: &mut SettledArray) {
+    fn write_settled<S: Settle>(&mut self, out: &mut S) {
         // A message is pushed complete (at its turn's end) and never changes.
         for message in self.document.messages.drain(..) {
-            out.element(&message);
+            out.element(message);
         }
     }
 

@@ -3,17 +3,21 @@
 //! in one run, with the ratio; and whether the two agree on those inputs (calls,
 //! names, arguments as JSON values, text).
 //!
-//! The families are those of issue 16 that tool-parser 1.10.0 has a parser for:
-//! hermes (smg's `qwen`), qwen3-coder (`qwen_xml`), deepseek-v3 (`deepseek`),
-//! deepseek-v3.1 (`deepseek31`) and mistral (`mistral`); it has none for harmony
-//! (gpt-oss).
+//! Every field family that calls tools: hermes (smg's `qwen`), qwen3-coder
+//! (`qwen_xml`), deepseek-v3 (`deepseek`), deepseek-v3.1 (`deepseek31`), mistral
+//! (`mistral`), llama3-json (`llama`), pythonic (`pythonic`), kimi-k2 (`kimik2`),
+//! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
+//! minimax-m2 (`minimax_m2`); tool-parser 1.10.0 has no parser for harmony
+//! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
+//! arguments as JSON values for the agreement check happens after.
 //!
 //! Times are the CPU time of the benchmark's thread (the best of repeated runs), so
 //! that a run on a machine shared with other work measures the parsers, not the
 //! scheduler; the wall time of a run that got preempted says nothing about either
 //! parser.
 //!
-//! `cd benches/smg && cargo run --release [-- CALLS]` (default 10,000 calls);
+//! `cd benches/smg && cargo run --release [-- CALLS [FAMILY…]]` (default 10,000
+//! calls, every family; FAMILY as `profile` names it, glm's forms `glm45`, `glm47`);
 //! `cargo run --release -- scaling` times idiolect alone at 1,000, 4,000 and 16,000
 //! calls; `cargo run --release -- profile FAMILY CALLS CHUNK RUNS` runs idiolect alone
 //! on one input (CHUNK 0: whole), for a profiler.
@@ -23,12 +27,16 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use idiolect::field::{self, DeltaMode, DeltaProjection, Event, Item, Options};
+use idiolect::field::{self, DeltaMode, DeltaProjection, Event, Item};
 use idiolect::{Machine, Stream};
 use openai_protocol::common::Tool;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
-use tool_parser::parsers::{DeepSeek31Parser, DeepSeekParser, MistralParser};
+use tool_parser::parsers::{
+    DeepSeek31Parser, DeepSeekParser, Glm4MoeParser, KimiK2Parser, LlamaParser, MinimaxM2Parser,
+    MistralParser, PythonicParser,
+};
 use tool_parser::{QwenParser, ToolParser};
 
 /// Drives a future that never waits on anything outside it (smg's parsers are
@@ -43,21 +51,38 @@ fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
+/// The inputs: one per field family that calls tools, two for glm (its 4.5/4.6
+/// form with newlines and its 4.7/5 form without, which smg reads with two
+/// parsers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
     Hermes,
     Qwen3Coder,
     DeepseekV3,
     DeepseekV31,
+    Harmony,
     Mistral,
+    Llama3Json,
+    Pythonic,
+    KimiK2,
+    Glm45,
+    Glm47,
+    MinimaxM2,
 }
 
-const FAMILIES: [Family; 5] = [
+const FAMILIES: [Family; 12] = [
     Family::Hermes,
     Family::Qwen3Coder,
     Family::DeepseekV3,
     Family::DeepseekV31,
+    Family::Harmony,
     Family::Mistral,
+    Family::Llama3Json,
+    Family::Pythonic,
+    Family::KimiK2,
+    Family::Glm45,
+    Family::Glm47,
+    Family::MinimaxM2,
 ];
 
 impl Family {
@@ -67,12 +92,46 @@ impl Family {
             Family::Qwen3Coder => "qwen3-coder",
             Family::DeepseekV3 => "deepseek-v3",
             Family::DeepseekV31 => "deepseek-v3.1",
+            Family::Harmony => "harmony",
             Family::Mistral => "mistral",
+            Family::Llama3Json => "llama3-json",
+            Family::Pythonic => "pythonic",
+            Family::KimiK2 => "kimi-k2",
+            Family::Glm45 => "glm (4.5 form)",
+            Family::Glm47 => "glm (4.7 form)",
+            Family::MinimaxM2 => "minimax-m2",
+        }
+    }
+
+    /// The name on the command line (`profile glm45 ...`).
+    fn key(self) -> &'static str {
+        match self {
+            Family::Glm45 => "glm45",
+            Family::Glm47 => "glm47",
+            other => other.name(),
         }
     }
 
     fn from_name(name: &str) -> Option<Family> {
-        FAMILIES.into_iter().find(|f| f.name() == name)
+        FAMILIES.into_iter().find(|f| f.key() == name)
+    }
+
+    /// smg's parser for the family (its registry name in the comment), or `None`.
+    fn smg_parser(self) -> Option<Box<dyn ToolParser>> {
+        Some(match self {
+            Family::Hermes => Box::new(QwenParser::new()), // qwen
+            Family::Qwen3Coder => Box::new(QwenXmlParser::new()), // qwen_xml
+            Family::DeepseekV3 => Box::new(DeepSeekParser::new()), // deepseek
+            Family::DeepseekV31 => Box::new(DeepSeek31Parser::new()), // deepseek31
+            Family::Harmony => return None,
+            Family::Mistral => Box::new(MistralParser::new()), // mistral
+            Family::Llama3Json => Box::new(LlamaParser::new()), // llama
+            Family::Pythonic => Box::new(PythonicParser::new()), // pythonic
+            Family::KimiK2 => Box::new(KimiK2Parser::new()),   // kimik2
+            Family::Glm45 => Box::new(Glm4MoeParser::glm45()), // glm45_moe
+            Family::Glm47 => Box::new(Glm4MoeParser::glm47()), // glm47_moe
+            Family::MinimaxM2 => Box::new(MinimaxM2Parser::new()), // minimax_m2
+        })
     }
 }
 
@@ -82,23 +141,42 @@ const PROSE: &str =
 /// A turn of `calls` calls with prose, as the family writes it. The prose has no
 /// markers; arguments hold a string with escapes, an integer and a boolean.
 ///
-/// In hermes, qwen3-coder and the deepseek families each call follows its own line
-/// of prose (a deepseek call in a calls section of its own). In mistral the prose
-/// comes first and the calls follow in one `[TOOL_CALLS]` array, as mistral writes
-/// several calls: smg's mistral parser reads only the first array of a turn, so a
-/// group per call would let it skip most of the input.
+/// Where the family writes calls one at a time (hermes, qwen3-coder, deepseek,
+/// harmony, kimi-k2, glm, minimax-m2) each call follows its own line of prose
+/// (harmony: its own commentary message). Where the family writes all of a turn's
+/// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
+/// `<|python_tag|>` calls joined by `;`, pythonic's list) the prose comes first
+/// and the calls follow in one group: smg's parsers for these read only the first
+/// group of a turn, so a group per call would let them skip most of the input.
 fn generate(family: Family, calls: usize) -> String {
+    let grouped = matches!(
+        family,
+        Family::Mistral | Family::Llama3Json | Family::Pythonic
+    );
     let mut out = String::new();
-    if family == Family::Mistral {
+    if grouped {
         for i in 0..calls {
             out.push_str(&format!("Step {i}: {PROSE}"));
         }
-        out.push_str("[TOOL_CALLS] [");
+        out.push_str(match family {
+            Family::Mistral => "[TOOL_CALLS] [",
+            Family::Llama3Json => "<|python_tag|>",
+            _ => "[",
+        });
     }
     for i in 0..calls {
         let city = format!("Paris \"{}\" \\ café", i % 97);
-        let args = json!({"city": city, "days": i % 7, "metric": i % 2 == 0});
-        if family != Family::Mistral {
+        let days = i % 7;
+        let metric = i % 2 == 0;
+        let args = json!({"city": city, "days": days, "metric": metric});
+        if grouped && i > 0 {
+            out.push_str(if family == Family::Llama3Json {
+                "; "
+            } else {
+                ", "
+            });
+        }
+        if !grouped && family != Family::Harmony {
             out.push_str(&format!("Step {i}: {PROSE}"));
         }
         match family {
@@ -106,9 +184,7 @@ fn generate(family: Family, calls: usize) -> String {
                 "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {args}}}\n</tool_call>\n"
             )),
             Family::Qwen3Coder => out.push_str(&format!(
-                "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n<parameter=days>\n{}\n</parameter>\n<parameter=metric>\n{}\n</parameter>\n</function>\n</tool_call>\n",
-                i % 7,
-                i % 2 == 0
+                "<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n<parameter=days>\n{days}\n</parameter>\n<parameter=metric>\n{metric}\n</parameter>\n</function>\n</tool_call>\n"
             )),
             Family::DeepseekV3 => out.push_str(&format!(
                 "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{args}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>\n"
@@ -116,18 +192,51 @@ fn generate(family: Family, calls: usize) -> String {
             Family::DeepseekV31 => out.push_str(&format!(
                 "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>\n"
             )),
-            Family::Mistral => {
+            Family::Harmony => {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str("<|start|>assistant");
                 }
                 out.push_str(&format!(
-                    "{{\"name\": \"get_weather\", \"arguments\": {args}}}"
+                    "<|channel|>commentary<|message|>Step {i}: {PROSE}<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{args}<|call|>"
                 ));
             }
+            Family::Mistral => out.push_str(&format!(
+                "{{\"name\": \"get_weather\", \"arguments\": {args}}}"
+            )),
+            Family::Llama3Json => out.push_str(&format!(
+                "{{\"name\": \"get_weather\", \"parameters\": {args}}}"
+            )),
+            Family::Pythonic => {
+                // Python literals: the string in double quotes with `"` and `\`
+                // escaped, the boolean capitalised.
+                let quoted = city.replace('\\', "\\\\").replace('"', "\\\"");
+                let metric = if metric { "True" } else { "False" };
+                out.push_str(&format!(
+                    "get_weather(city=\"{quoted}\", days={days}, metric={metric})"
+                ));
+            }
+            Family::KimiK2 => out.push_str(&format!(
+                "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>\n"
+            )),
+            Family::Glm45 => out.push_str(&format!(
+                "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{city}</arg_value>\n<arg_key>days</arg_key>\n<arg_value>{days}</arg_value>\n<arg_key>metric</arg_key>\n<arg_value>{metric}</arg_value>\n</tool_call>\n"
+            )),
+            Family::Glm47 => out.push_str(&format!(
+                "<tool_call>get_weather<arg_key>city</arg_key><arg_value>{city}</arg_value><arg_key>days</arg_key><arg_value>{days}</arg_value><arg_key>metric</arg_key><arg_value>{metric}</arg_value></tool_call>\n"
+            )),
+            Family::MinimaxM2 => out.push_str(&format!(
+                "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">{city}</parameter>\n<parameter name=\"days\">{days}</parameter>\n<parameter name=\"metric\">{metric}</parameter>\n</invoke>\n</minimax:tool_call>\n"
+            )),
         }
     }
-    if family == Family::Mistral {
-        out.push_str("]\n");
+    match family {
+        Family::Mistral | Family::Pythonic => out.push_str("]\n"),
+        Family::Llama3Json => return out,
+        Family::Harmony => {
+            out.push_str("<|start|>assistant<|channel|>final<|message|>That is all.<|return|>");
+            return out;
+        }
+        _ => {}
     }
     out.push_str("That is all.");
     out
@@ -145,20 +254,19 @@ fn smg_tools() -> Vec<Tool> {
     vec![serde_json::from_value(tool).expect("an OpenAI tool")]
 }
 
-/// Our options: the tool's schema, as smg gets it.
-struct Ours {
-    options: Options,
-    hermes: field::hermes::Options,
-    mistral: field::mistral::Options,
+/// Our options as JSON: the tool's schema, as smg gets it (minimax-m2's output
+/// starts outside reasoning here: smg's tool parser reads no reasoning).
+fn our_options(family: Family) -> Value {
+    let mut options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
+    if family == Family::MinimaxM2 {
+        options["start_in_reasoning"] = json!(false);
+    }
+    options
 }
 
-fn our_options() -> Ours {
-    let options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
-    Ours {
-        options: serde_json::from_value(options.clone()).expect("options"),
-        hermes: serde_json::from_value(options.clone()).expect("hermes options"),
-        mistral: serde_json::from_value(options).expect("mistral options"),
-    }
+/// A family's typed options from their JSON.
+fn typed<T: DeserializeOwned>(options: &Value) -> T {
+    serde_json::from_value(options.clone()).expect("options")
 }
 
 /// What a parser made of a turn: text, and calls as (name, arguments value).
@@ -187,20 +295,29 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
 
 /// The whole-document parse, as a user calls it (`parse`, which feeds the text in
 /// pieces of 64 KiB so that the events of one piece are folded before the next).
-fn ours_whole(family: Family, ours: &Ours, text: &str) -> Outcome {
-    let options = &ours.options;
-    let doc = match family {
-        Family::Hermes => field::hermes::parse(text, &ours.hermes),
-        Family::Qwen3Coder => field::qwen3_coder::parse(text, options),
-        Family::DeepseekV3 => field::deepseek::parse(field::deepseek::Variant::V3, text, options),
-        Family::DeepseekV31 => {
-            field::deepseek::parse(field::deepseek::Variant::V31, text, options)
+/// The document is returned as it is: reading it for the agreement check is not
+/// timed.
+fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
+    match family {
+        Family::Hermes => field::hermes::parse(text, &typed(options)),
+        Family::Qwen3Coder => field::qwen3_coder::parse(text, &typed(options)),
+        Family::DeepseekV3 => {
+            field::deepseek::parse(field::deepseek::Variant::V3, text, &typed(options))
         }
-        Family::Mistral => field::mistral::parse(text, &ours.mistral),
-    };
-    outcome(doc)
+        Family::DeepseekV31 => {
+            field::deepseek::parse(field::deepseek::Variant::V31, text, &typed(options))
+        }
+        Family::Harmony => field::harmony::parse(text, &typed(options)),
+        Family::Mistral => field::mistral::parse(text, &typed(options)),
+        Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
+        Family::Pythonic => field::pythonic::parse(text, &typed(options)),
+        Family::KimiK2 => field::kimi_k2::parse(text, &typed(options)),
+        Family::Glm45 | Family::Glm47 => field::glm::parse(text, &typed(options)),
+        Family::MinimaxM2 => field::minimax_m2::parse(text, &typed(options)),
+    }
 }
 
+/// Text and complete calls of a document, arguments read as JSON values.
 fn outcome(doc: field::Document) -> Outcome {
     let mut outcome = Outcome::default();
     for item in doc.items {
@@ -211,49 +328,32 @@ fn outcome(doc: field::Document) -> Outcome {
                 input,
                 complete: true,
                 ..
-            } => outcome.calls.push((name, input)),
+            } => outcome.calls.push((name, input.value())),
             _ => {}
         }
     }
     outcome
 }
 
-/// What a server collects from chat-completion deltas: content, and per call its
-/// name and argument fragments.
-#[derive(Default)]
+/// What a server collects from a stream: content, and per call its name and
+/// argument fragments (the same for both parsers).
+#[derive(Debug, Default)]
 struct Collected {
-    projection: DeltaProjection,
-    deltas: Vec<field::Delta>,
     text: String,
     calls: Vec<(String, String)>,
+    /// A streamed run stopped at its deadline: how many bytes it had been fed.
+    stopped_at: Option<usize>,
 }
 
 impl Collected {
-    /// Projects the events (taken by value, as a server takes them from the
-    /// parser) and collects the deltas.
-    fn take(&mut self, events: impl Iterator<Item = Event>) {
-        for event in events {
-            self.projection.push_owned(event, &mut self.deltas);
+    fn call(&mut self, index: usize) -> &mut (String, String) {
+        if self.calls.len() <= index {
+            self.calls.resize(index + 1, (String::new(), String::new()));
         }
-        for delta in self.deltas.drain(..) {
-            if let Some(content) = delta.content {
-                self.text.push_str(&content);
-            }
-            for call in delta.tool_calls.into_iter().flatten() {
-                if self.calls.len() <= call.index {
-                    self.calls
-                        .resize(call.index + 1, (String::new(), String::new()));
-                }
-                if let Some(name) = call.function.name {
-                    self.calls[call.index].0 = name;
-                }
-                if let Some(fragment) = call.function.arguments {
-                    self.calls[call.index].1.push_str(&fragment);
-                }
-            }
-        }
+        &mut self.calls[index]
     }
 
+    /// Read after timing: arguments as JSON values.
     fn outcome(self) -> Outcome {
         Outcome {
             text: self.text,
@@ -262,59 +362,106 @@ impl Collected {
                 .into_iter()
                 .map(|(n, a)| (n, arguments(&a)))
                 .collect(),
-            stopped_at: None,
+            stopped_at: self.stopped_at,
         }
     }
 }
 
-fn stream<M: Machine<Event = Event>>(mut parser: Stream<M>, pieces: &[&str]) -> Outcome {
-    let mut collected = Collected {
+/// Our side of a streamed run: events projected to chat-completion deltas
+/// (live), as a server projects them.
+struct Projected {
+    projection: DeltaProjection,
+    deltas: Vec<field::Delta>,
+    collected: Collected,
+}
+
+impl Projected {
+    /// Projects the events (taken by value, as a server takes them from the
+    /// parser) and collects the deltas.
+    fn take(&mut self, events: impl Iterator<Item = Event>) {
+        for event in events {
+            self.projection.push_owned(event, &mut self.deltas);
+        }
+        for delta in self.deltas.drain(..) {
+            if let Some(content) = delta.content {
+                self.collected.text.push_str(&content);
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                let slot = self.collected.call(call.index);
+                if let Some(name) = call.function.name {
+                    slot.0 = name;
+                }
+                if let Some(fragment) = call.function.arguments {
+                    slot.1.push_str(&fragment);
+                }
+            }
+        }
+    }
+}
+
+fn stream<M: Machine<Event = Event>>(mut parser: Stream<M>, pieces: &[&str]) -> Collected {
+    let mut projected = Projected {
         projection: DeltaProjection::new(DeltaMode::Live),
-        ..Collected::default()
+        deltas: Vec::new(),
+        collected: Collected::default(),
     };
     for piece in pieces {
-        collected.take(parser.feed(piece.as_bytes()));
+        projected.take(parser.feed(piece.as_bytes()));
     }
-    collected.take(parser.finish());
-    collected.outcome()
+    projected.take(parser.finish());
+    projected.collected
 }
 
 /// A streamed parse as a server consumes it: events projected to chat-completion
 /// deltas (live), content and per call its name and argument fragments collected,
 /// exactly what [`smg_streamed`] collects from smg's streaming results.
-fn ours_streamed(family: Family, ours: &Ours, pieces: &[&str]) -> Outcome {
-    let options = &ours.options;
+fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected {
+    use field::deepseek::Variant;
     match family {
         Family::Hermes => stream(
-            field::hermes::Parser::with_options(&ours.hermes).expect("options"),
+            field::hermes::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
         Family::Qwen3Coder => stream(
-            field::qwen3_coder::Parser::with_options(options).expect("options"),
+            field::qwen3_coder::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
         Family::DeepseekV3 => stream(
-            field::deepseek::Parser::with_options(field::deepseek::Variant::V3, options),
+            field::deepseek::Parser::with_options(Variant::V3, &typed(options)),
             pieces,
         ),
         Family::DeepseekV31 => stream(
-            field::deepseek::Parser::with_options(field::deepseek::Variant::V31, options),
+            field::deepseek::Parser::with_options(Variant::V31, &typed(options)),
+            pieces,
+        ),
+        Family::Harmony => stream(
+            field::harmony::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
         Family::Mistral => stream(
-            field::mistral::Parser::with_options(&ours.mistral).expect("options"),
+            field::mistral::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
-    }
-}
-
-fn smg_parser(family: Family) -> Box<dyn ToolParser> {
-    match family {
-        Family::Hermes => Box::new(QwenParser::new()),
-        Family::Qwen3Coder => Box::new(QwenXmlParser::new()),
-        Family::DeepseekV3 => Box::new(DeepSeekParser::new()),
-        Family::DeepseekV31 => Box::new(DeepSeek31Parser::new()),
-        Family::Mistral => Box::new(MistralParser::new()),
+        Family::Llama3Json => stream(
+            field::llama3_json::Parser::with_options(&typed(options)).expect("options"),
+            pieces,
+        ),
+        Family::Pythonic => stream(
+            field::pythonic::Parser::with_options(&typed(options)).expect("options"),
+            pieces,
+        ),
+        Family::KimiK2 => stream(
+            field::kimi_k2::Parser::with_options(&typed(options)).expect("options"),
+            pieces,
+        ),
+        Family::Glm45 | Family::Glm47 => stream(
+            field::glm::Parser::with_options(&typed(options)).expect("options"),
+            pieces,
+        ),
+        Family::MinimaxM2 => stream(
+            field::minimax_m2::Parser::with_options(&typed(options)).expect("options"),
+            pieces,
+        ),
     }
 }
 
@@ -322,15 +469,16 @@ fn arguments(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
 }
 
-fn smg_whole(family: Family, tools: &[Tool], text: &str) -> Outcome {
-    let parser = smg_parser(family);
+/// smg's whole-document parse, as it returns it (text, and calls with their
+/// arguments as JSON text).
+fn smg_whole(parser: &dyn ToolParser, tools: &[Tool], text: &str) -> Collected {
     let (normal, calls) =
         block_on(parser.parse_complete_with_tools(text, tools)).expect("smg parses");
-    Outcome {
+    Collected {
         text: normal,
         calls: calls
             .into_iter()
-            .map(|c| (c.function.name, arguments(&c.function.arguments)))
+            .map(|c| (c.function.name, c.function.arguments))
             .collect(),
         stopped_at: None,
     }
@@ -342,43 +490,37 @@ fn smg_whole(family: Family, tools: &[Tool], text: &str) -> Outcome {
 /// (its cost per byte only grows further on).
 const SMG_DEADLINE: Duration = Duration::from_secs(20);
 
-fn smg_streamed(family: Family, tools: &[Tool], pieces: &[&str]) -> Outcome {
+fn smg_streamed(family: Family, tools: &[Tool], pieces: &[&str]) -> Collected {
     let start = cpu_time();
-    let mut stopped_at = None;
     let mut fed = 0;
-    let mut parser = smg_parser(family);
-    let mut text = String::new();
-    let mut calls: Vec<(String, String)> = Vec::new();
-    let take = |items: Vec<tool_parser::types::ToolCallItem>, calls: &mut Vec<(String, String)>| {
+    let mut parser = family.smg_parser().expect("an smg parser");
+    let mut collected = Collected::default();
+    let take = |items: Vec<tool_parser::types::ToolCallItem>, collected: &mut Collected| {
         for item in items {
-            while calls.len() <= item.tool_index {
-                calls.push((String::new(), String::new()));
-            }
+            let slot = collected.call(item.tool_index);
             if let Some(name) = item.name {
-                calls[item.tool_index].0 = name;
+                slot.0 = name;
             }
-            calls[item.tool_index].1.push_str(&item.parameters);
+            slot.1.push_str(&item.parameters);
         }
     };
     for (i, piece) in pieces.iter().enumerate() {
         if i % 256 == 255 && cpu_time() - start > SMG_DEADLINE {
-            stopped_at = Some(fed);
+            collected.stopped_at = Some(fed);
             break;
         }
         let result = block_on(parser.parse_incremental(piece, tools)).expect("smg streams");
-        text.push_str(&result.normal_text);
-        take(result.calls, &mut calls);
+        collected.text.push_str(&result.normal_text);
+        take(result.calls, &mut collected);
         fed += piece.len();
     }
     if let Some(rest) = parser.get_unstreamed_tool_args() {
-        take(rest, &mut calls);
+        take(rest, &mut collected);
     }
-    text.push_str(&parser.take_unstreamed_normal_text());
-    Outcome {
-        text,
-        calls: calls.into_iter().map(|(n, a)| (n, arguments(&a))).collect(),
-        stopped_at,
-    }
+    collected
+        .text
+        .push_str(&parser.take_unstreamed_normal_text());
+    collected
 }
 
 /// The CPU time this thread has used.
@@ -453,16 +595,16 @@ fn difference(a: &Outcome, b: &Outcome) -> (Option<String>, Option<String>) {
 
 /// `scaling`: idiolect alone at growing sizes (time must grow linearly).
 fn scaling() {
-    let ours = our_options();
     for family in FAMILIES {
+        let options = our_options(family);
         for calls in [1000, 4000, 16000] {
             let text = generate(family, calls);
             let pieces = chunks(&text, 4);
             let (whole, _) = best(Duration::from_millis(500), || {
-                ours_whole(family, &ours, &text)
+                ours_whole(family, &options, &text)
             });
             let (streamed, _) = best(Duration::from_millis(500), || {
-                ours_streamed(family, &ours, &pieces)
+                ours_streamed(family, &options, &pieces)
             });
             println!(
                 "{} {calls} calls ({:.1} MB): whole {:.0} MB/s, 4-byte chunks {:.0} MB/s",
@@ -485,17 +627,17 @@ fn profile(args: &[String]) {
     let calls = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let chunk: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
     let runs: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(10);
-    let ours = our_options();
+    let options = our_options(family);
     let text = generate(family, calls);
     let pieces = chunks(&text, chunk.max(1));
     // One run first: the family's grammar compiles on first use.
-    ours_streamed(family, &ours, &pieces[..pieces.len().min(100)]);
+    ours_streamed(family, &options, &pieces[..pieces.len().min(100)]);
     let t = cpu_time();
     for _ in 0..runs {
         if chunk == 0 {
-            std::hint::black_box(ours_whole(family, &ours, &text));
+            std::hint::black_box(ours_whole(family, &options, &text));
         } else {
-            std::hint::black_box(ours_streamed(family, &ours, &pieces));
+            std::hint::black_box(ours_streamed(family, &options, &pieces));
         }
     }
     println!(
@@ -512,19 +654,26 @@ fn main() {
         Some("profile") => return profile(&args[1..]),
         _ => {}
     }
-    let calls: usize = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(10_000);
+    let calls: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    // Optionally only some families: `cargo run --release -- 10000 hermes glm45`.
+    let only: Vec<Family> = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| Family::from_name(a))
+        .collect();
     let tools = smg_tools();
-    let ours = our_options();
     let budget = Duration::from_millis(1000);
     println!("| family | input | mode | idiolect MB/s | smg MB/s | idiolect / smg |");
     println!("|---|---|---|---|---|---|");
     let mut notes = Vec::new();
     for family in FAMILIES {
+        if !only.is_empty() && !only.contains(&family) {
+            continue;
+        }
+        let options = our_options(family);
         let text = generate(family, calls);
         let size = format!("{:.1} MB, {calls} calls", text.len() as f64 / 1e6);
+        let smg = family.smg_parser();
         for (mode, size_bytes) in [
             ("whole", None),
             ("4-byte chunks", Some(4)),
@@ -534,17 +683,29 @@ fn main() {
                 None => vec![text.as_str()],
                 Some(n) => chunks(&text, n),
             };
-            let run_ours = || match size_bytes {
-                None => ours_whole(family, &ours, &text),
-                Some(_) => ours_streamed(family, &ours, &pieces),
+            let (ours_time, a) = match size_bytes {
+                None => {
+                    let (t, doc) = best(budget, || ours_whole(family, &options, &text));
+                    (t, outcome(doc))
+                }
+                Some(_) => {
+                    let (t, c) = best(budget, || ours_streamed(family, &options, &pieces));
+                    (t, c.outcome())
+                }
             };
-            let run_smg = || match size_bytes {
-                None => smg_whole(family, &tools, &text),
-                Some(_) => smg_streamed(family, &tools, &pieces),
-            };
-            let (ours_time, a) = best(budget, run_ours);
-            let (smg_time, b) = best(budget, run_smg);
             let ours_speed = mbps(text.len(), ours_time);
+            let Some(smg) = smg.as_deref() else {
+                println!(
+                    "| {} | {size} | {mode} | {ours_speed:.0} | (no smg parser) | |",
+                    family.name()
+                );
+                continue;
+            };
+            let (smg_time, b) = best(budget, || match size_bytes {
+                None => smg_whole(smg, &tools, &text),
+                Some(_) => smg_streamed(family, &tools, &pieces),
+            });
+            let b = b.outcome();
             let (smg_speed, stopped) = match b.stopped_at {
                 None => (mbps(text.len(), smg_time), String::new()),
                 Some(fed) => (

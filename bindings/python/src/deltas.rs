@@ -59,7 +59,7 @@ fn deepseek_stream(
     name: &str,
     options: &Value,
 ) -> PyResult<Box<dyn FieldStream>> {
-    let options: field::Options = options_of(name, options)?;
+    let options: deepseek::Options = options_of(name, options)?;
     Ok(Box::new(Stream::new(deepseek::DeepseekMachine::new(
         variant, &options,
     ))))

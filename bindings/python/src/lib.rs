@@ -3,9 +3,11 @@
 //! A thin layer over the crate's dynamic layer ([`idiolect::session`]): a dialect
 //! is found by name, options arrive as Python data and become JSON, sessions write
 //! compact JSON, and that JSON becomes Python objects without a `serde_json::Value`
-//! tree in between. Whole-document parsing runs with the GIL released;
-//! `parse_many` parses on a rayon pool. Errors are the CLI's one-line messages,
-//! raised as `ValueError` subclasses.
+//! tree in between. Parsing runs with the GIL released, on a thread of its own
+//! for large inputs while the calling thread converts what has settled
+//! (module `typed`); `parse_many` parses on helper threads while the calling thread
+//! converts. Errors are the CLI's one-line messages, raised as `ValueError`
+//! subclasses.
 
 use idiolect::fold::Layout;
 use idiolect::session::{Dialect, Session};

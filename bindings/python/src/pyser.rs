@@ -9,11 +9,20 @@
 //! every item) are made once per conversion, and so are short string values
 //! (`"text"`, `"section"`, `"\n"`, a speaker): Python strings are immutable, so
 //! sharing equal ones is invisible to the caller.
+//!
+//! The rest of the cost is CPython's garbage collector, which a tree of new
+//! containers keeps busy: the collector is paused while a value converts (the GIL
+//! is held throughout, so no Python code runs meanwhile), and a dict whose values
+//! are all untracked (strs, numbers, `None`, such dicts) is untracked as soon as it
+//! is made, as CPython would do at its next collection (it tracks the dict again
+//! if a container is put in it). Dict items are set through the C API with
+//! borrowed references.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde::ser::{self, Serialize};
@@ -23,40 +32,60 @@ const SHARED_STRING_MAX: usize = 24;
 /// At most this many distinct short strings are kept (memory stays bounded on
 /// inputs whose short strings are all different).
 const SHARED_STRING_CAP: usize = 4096;
+/// Slots of the field-name cache.
+const FIELD_SLOTS: usize = 128;
 
-/// The FNV-1a hash: the caches' keys are short, and SipHash costs more than the
-/// allocation it saves.
+/// A word-at-a-time multiplicative hash (FxHash's mixing step): the string
+/// cache's keys are at most [`SHARED_STRING_MAX`] bytes, a few words, and a
+/// byte-at-a-time hash cost more than the lookup it serves.
 #[derive(Default)]
-struct Fnv(u64);
+struct WordHash(u64);
 
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write(&n.to_le_bytes());
+impl WordHash {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+impl Hasher for WordHash {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            self.mix(u64::from_le_bytes(w));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.mix(u64::from(n));
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.mix(n as u64);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
 /// The objects shared during one conversion (see the module docs).
 pub struct Shared<'py> {
     py: Python<'py>,
-    /// Field names by address: a `&'static str` names the same field every time.
-    fields: FastMap<(usize, usize), Bound<'py, PyString>>,
+    /// Field names by address, direct-mapped: a `&'static str` names the same
+    /// field every time, and a document has a few dozen of them.
+    fields: Vec<Option<(usize, usize, Bound<'py, PyString>)>>,
     strings: FastMap<Box<str>, Bound<'py, PyString>>,
 }
 
@@ -65,17 +94,25 @@ impl<'py> Shared<'py> {
     pub fn new(py: Python<'py>) -> Self {
         Shared {
             py,
-            fields: FastMap::default(),
+            fields: vec![None; FIELD_SLOTS],
             strings: FastMap::default(),
         }
     }
 
-    fn field(&mut self, name: &'static str) -> Bound<'py, PyString> {
+    /// The interned key object of a field name.
+    #[inline]
+    fn field(&mut self, name: &'static str) -> &Bound<'py, PyString> {
+        let (at, len) = (name.as_ptr() as usize, name.len());
+        let hash = ((at ^ len) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57;
         let py = self.py;
-        self.fields
-            .entry((name.as_ptr() as usize, name.len()))
-            .or_insert_with(|| PyString::intern(py, name))
-            .clone()
+        let entry = &mut self.fields[hash as usize % FIELD_SLOTS];
+        if !matches!(entry, Some((a, l, _)) if *a == at && *l == len) {
+            *entry = Some((at, len, PyString::intern(py, name)));
+        }
+        match entry {
+            Some((_, _, key)) => key,
+            None => unreachable!("the slot was just filled"),
+        }
     }
 
     fn string(&mut self, s: &str) -> Bound<'py, PyString> {
@@ -93,8 +130,44 @@ impl<'py> Shared<'py> {
     }
 
     /// The Python object of `value`.
+    ///
+    /// The cyclic garbage collector is paused meanwhile: a document is a tree of
+    /// new containers, which the collector would otherwise traverse again and
+    /// again while they are made (a third of kindaxml's conversion, callgrind).
+    /// The GIL is held throughout, so no other Python code runs while it is
+    /// paused, and its next run sees the new objects.
     pub fn convert<T: Serialize + ?Sized>(&mut self, value: &T) -> PyResult<Bound<'py, PyAny>> {
+        let _paused = GcPause::new(self.py);
         value.serialize(ToPython(self)).map_err(|e| e.0)
+    }
+}
+
+/// Pauses the cyclic garbage collector until dropped (if it was running).
+struct GcPause<'py> {
+    _gil: Python<'py>,
+    was_enabled: bool,
+}
+
+impl<'py> GcPause<'py> {
+    fn new(py: Python<'py>) -> Self {
+        // SAFETY: the GIL is held (`py`); `PyGC_Disable` only clears the
+        // collector's flag and returns its previous state.
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        GcPause {
+            _gil: py,
+            was_enabled,
+        }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: the GIL is still held (the guard does not outlive `'py`).
+            unsafe {
+                ffi::PyGC_Enable();
+            }
+        }
     }
 }
 
@@ -152,6 +225,41 @@ struct Map<'a, 'py> {
     key: Option<Bound<'py, PyAny>>,
     /// For a struct variant: the variant's name, the key of the one-entry dict.
     variant: Option<&'static str>,
+    /// Whether every value so far is one the cyclic collector does not track
+    /// (a str, a number, `None`, or a dict of such values).
+    atomic: bool,
+}
+
+/// `dict[key] = value`, through the C API with borrowed references (no
+/// reference count changes, no conversions).
+#[inline]
+fn set_item(
+    dict: &Bound<'_, PyDict>,
+    key: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> Result<(), Error> {
+    // SAFETY: the three objects are alive (borrowed `Bound`s, so the GIL is
+    // held), `dict` is a dict, and `PyDict_SetItem` takes its own references.
+    if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0 {
+        return Err(Error(PyErr::fetch(dict.py())));
+    }
+    Ok(())
+}
+
+/// Whether the cyclic collector tracks `value` (containers, unless untracked).
+fn tracked(value: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: `value` is alive and the GIL is held (a borrowed `Bound`).
+    unsafe { ffi::PyObject_GC_IsTracked(value.as_ptr()) != 0 }
+}
+
+/// Stops the cyclic collector tracking `dict`, whose values are all untracked:
+/// no reference cycle can pass through it. CPython does the same to such dicts
+/// at its next collection (after traversing them); done here, the collector
+/// never has to. CPython tracks the dict again when a container is put in it.
+fn untrack(dict: &Bound<'_, PyDict>) {
+    // SAFETY: `dict` is alive, the GIL is held, and untracking a dict is what
+    // CPython's own `_PyDict_MaybeUntrack` does.
+    unsafe { ffi::PyObject_GC_UnTrack(dict.as_ptr().cast()) }
 }
 
 fn wrap<'py>(
@@ -163,7 +271,10 @@ fn wrap<'py>(
         None => Ok(value),
         Some(name) => {
             let outer = PyDict::new(shared.py);
-            outer.set_item(shared.field(name), value)?;
+            set_item(&outer, shared.field(name), &value)?;
+            if !tracked(&value) {
+                untrack(&outer);
+            }
             Ok(outer.into_any())
         }
     }
@@ -252,7 +363,7 @@ impl<'a, 'py> ser::Serializer for ToPython<'a, 'py> {
         self.serialize_unit()
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Out<'py> {
-        Ok(self.0.field(variant).into_any())
+        Ok(self.0.field(variant).clone().into_any())
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -302,6 +413,7 @@ impl<'a, 'py> ser::Serializer for ToPython<'a, 'py> {
             dict,
             key: None,
             variant: None,
+            atomic: true,
         })
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Map<'a, 'py>, Error> {
@@ -379,10 +491,13 @@ impl<'py> ser::SerializeTupleVariant for Seq<'_, 'py> {
 impl<'py> Map<'_, 'py> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
         let value = value.serialize(ToPython(&mut *self.shared))?;
-        self.dict.set_item(self.shared.field(key), value)?;
-        Ok(())
+        self.atomic &= !tracked(&value);
+        set_item(&self.dict, self.shared.field(key), &value)
     }
     fn done(self) -> Out<'py> {
+        if self.atomic {
+            untrack(&self.dict);
+        }
         wrap(self.shared, self.variant, self.dict.into_any())
     }
 }
@@ -405,6 +520,7 @@ impl<'py> ser::SerializeMap for Map<'_, 'py> {
             .take()
             .ok_or_else(|| <Error as ser::Error>::custom("a map value without a key"))?;
         let value = value.serialize(ToPython(&mut *self.shared))?;
+        self.atomic &= !tracked(&value);
         self.dict.set_item(key, value)?;
         Ok(())
     }

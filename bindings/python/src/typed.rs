@@ -4,20 +4,30 @@
 //! JSON text in between. The result is the document `idiolect parse` prints, read
 //! by `json.loads`.
 //!
+//! The two halves overlap where they can. A large input of a dialect whose
+//! document's leading array settles in order ([`Fold::SETTLED_KEY`]) is parsed on a
+//! thread of its own, which hands the settled elements over as typed values while
+//! the calling thread converts them ([`OVERLAP_MIN`]). `parse_many` parses on
+//! helper threads while the calling thread converts finished documents, and parses
+//! the next one itself whenever none is waiting. In both, the parsing threads run
+//! without the GIL and stop as soon as the calling thread stops receiving (an
+//! exception, Ctrl-C).
+//!
 //! Dialects are looked up by name in [`runner`]; a mode the table does not cover
 //! (transcript's render mode) takes the session path, which writes JSON and reads
 //! it back.
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::Mutex;
 
 use idiolect::field::{self, deepseek, harmony, hermes, mistral, qwen3_coder};
-use idiolect::fold::{fold_whole, DialectMachine, Fold};
+use idiolect::fold::{fold_whole, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -53,7 +63,7 @@ pub trait Runner: Sync {
 /// How many threads `parse_many` parses on.
 #[derive(Clone, Copy, Debug)]
 pub enum Threads {
-    /// Every core (rayon's global pool).
+    /// Every core (as many threads as rayon would use).
     All,
     /// This many (at least 1).
     Exactly(usize),
@@ -127,7 +137,7 @@ impl Build for Deepseek {
         spans: bool,
         _: usize,
     ) -> Result<(Self::Machine, Self::Folder), String> {
-        let options: field::Options = options_of(options)?;
+        let options: deepseek::Options = options_of(options)?;
         Ok((
             deepseek::DeepseekMachine::new(self.0, &options),
             field::DocumentFolder::new(spans),
@@ -151,6 +161,182 @@ fn options_error(name: &str, message: String) -> PyErr {
     OptionsError::new_err(format!("invalid {name} options: {message}"))
 }
 
+/// Inputs at least this large are parsed on a thread of their own while the
+/// calling thread converts the settled elements to Python objects; smaller ones
+/// are parsed and converted in turn. On a machine with no core to spare the
+/// overlap costs (a thread, a wake-up per piece): a fifth at 128 KiB, a tenth
+/// from 256 KiB on (sections, anthropic-xml, plurnk, transcript, load 8 on 2
+/// cores), so small inputs, the common case, do not take it.
+pub const OVERLAP_MIN: usize = 512 * 1024;
+
+/// The piece size of an overlapped parse: after each piece, the elements it
+/// settled go to the calling thread.
+const OVERLAP_PIECE: usize = 32 * 1024;
+
+/// How many batches of settled elements may wait for the calling thread (the
+/// parse stops ahead of the conversion by at most this many pieces).
+const OVERLAP_QUEUE: usize = 8;
+
+/// A settled element on its way to Python: any typed value a fold hands out.
+trait Element: Send {
+    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>>;
+}
+
+impl<T: Serialize + Send> Element for T {
+    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
+        shared.convert(self)
+    }
+}
+
+/// The elements one piece settled, in document order.
+#[derive(Default)]
+struct Batch(Vec<Box<dyn Element>>);
+
+impl Settle for Batch {
+    fn element<T: Serialize + Send + 'static>(&mut self, value: T) {
+        self.0.push(Box::new(value));
+    }
+}
+
+/// What the parsing thread of an overlapped parse sends.
+enum Piece<D> {
+    /// Elements of the leading array that no later event can change.
+    Settled(Batch),
+    /// The rest of the document, once the input has ended.
+    Done(D),
+    /// The options were refused.
+    Failed(String),
+}
+
+/// Parses `text` on a thread of its own, sending settled elements as they settle
+/// and then the rest of the document; stops as soon as the receiver is gone.
+fn parse_pieces<B: Build>(
+    build: &B,
+    options: &Value,
+    spans: bool,
+    text: &[u8],
+    out: &mpsc::SyncSender<Piece<DocumentOf<B>>>,
+) where
+    DocumentOf<B>: Send,
+{
+    let (machine, mut folder) = match build.build(options, spans, text.len()) {
+        Ok(built) => built,
+        Err(e) => {
+            let _ = out.send(Piece::Failed(e));
+            return;
+        }
+    };
+    let mut stream = Stream::new(machine);
+    for piece in text.chunks(OVERLAP_PIECE) {
+        for event in stream.feed(piece) {
+            folder.push(&event);
+        }
+        let mut batch = Batch::default();
+        folder.write_settled(&mut batch);
+        // A closed channel means the caller stopped (an exception): stop too.
+        if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
+            return;
+        }
+    }
+    for event in stream.finish() {
+        folder.push(&event);
+    }
+    let mut batch = Batch::default();
+    folder.write_settled(&mut batch);
+    if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
+        return;
+    }
+    let _ = out.send(Piece::Done(folder.into_document()));
+}
+
+/// The next message of `receiver`, waiting with the GIL released when none is
+/// there yet; `None` when the sender is gone.
+fn next_message<T: Send>(
+    py: Python<'_>,
+    receiver: mpsc::Receiver<T>,
+) -> (mpsc::Receiver<T>, Option<T>) {
+    match receiver.try_recv() {
+        Ok(message) => (receiver, Some(message)),
+        Err(mpsc::TryRecvError::Disconnected) => (receiver, None),
+        Err(mpsc::TryRecvError::Empty) => py.detach(move || {
+            let message = receiver.recv().ok();
+            (receiver, message)
+        }),
+    }
+}
+
+/// The calling thread's side of an overlapped parse: converts settled elements as
+/// they come, then the rest of the document, and puts the elements in front of
+/// the rest of the array under `key`. Returning drops the receiver, which stops
+/// the parsing thread.
+fn receive_pieces<'py, D: Serialize + Send>(
+    py: Python<'py>,
+    name: &str,
+    key: &'static str,
+    mut receiver: mpsc::Receiver<Piece<D>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut shared = Shared::new(py);
+    let settled = PyList::empty(py);
+    loop {
+        let (back, message) = next_message(py, receiver);
+        receiver = back;
+        match message {
+            Some(Piece::Settled(batch)) => {
+                for element in batch.0 {
+                    settled.append(element.to_python(&mut shared)?)?;
+                }
+                // Ctrl-C while a long document converts raises here.
+                py.check_signals()?;
+            }
+            Some(Piece::Done(rest)) => {
+                let document = shared.convert(&rest)?;
+                if settled.is_empty() {
+                    return Ok(document);
+                }
+                let dict = document.cast::<PyDict>()?;
+                let array = dict.get_item(key)?.ok_or_else(|| {
+                    PyRuntimeError::new_err(format!("the document has no {key:?} array"))
+                })?;
+                for element in array.try_iter()? {
+                    settled.append(element?)?;
+                }
+                dict.set_item(key, settled)?;
+                return Ok(document);
+            }
+            Some(Piece::Failed(e)) => return Err(options_error(name, e)),
+            None => return Err(PyRuntimeError::new_err("the parsing thread stopped")),
+        }
+    }
+}
+
+/// Parses `text` on a thread of its own while this one converts what settles.
+fn parse_overlapped<'py, B: Build>(
+    build: &B,
+    py: Python<'py>,
+    options: &Value,
+    spans: bool,
+    text: &[u8],
+    key: &'static str,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    DocumentOf<B>: Serialize + Send,
+{
+    let (sender, receiver) = mpsc::sync_channel(OVERLAP_QUEUE);
+    std::thread::scope(|scope| {
+        scope.spawn(move || parse_pieces(build, options, spans, text, &sender));
+        // The receiver is dropped before the scope waits for the parsing thread.
+        receive_pieces(py, build.name(), key, receiver)
+    })
+}
+
+/// The threads of `parse_many`: `threads` in all, the calling thread among them.
+fn thread_count(threads: Threads) -> usize {
+    match threads {
+        Threads::Exactly(n) => n.max(1),
+        Threads::All => rayon::current_num_threads(),
+    }
+}
+
 impl<B> Runner for B
 where
     B: Build,
@@ -163,6 +349,11 @@ where
         spans: bool,
         text: &[u8],
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(key) = <B::Folder as Fold<<B::Machine as Machine>::Event>>::SETTLED_KEY {
+            if text.len() >= OVERLAP_MIN {
+                return parse_overlapped(self, py, options, spans, text, key);
+            }
+        }
         let doc = py
             .detach(|| document(self, options, spans, text))
             .map_err(|e| options_error(self.name(), e))?;
@@ -178,73 +369,63 @@ where
         threads: Threads,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut shared = Shared::new(py);
-        let workers = match threads {
-            Threads::Exactly(n) => n,
-            Threads::All => rayon::current_num_threads(),
+        // Helpers parse without the GIL and send each typed document as it is
+        // done; this thread converts them to Python objects (that needs the GIL,
+        // so it is serial) and, whenever none is waiting, parses the next record
+        // itself. With one thread there are no helpers.
+        let helpers = thread_count(threads)
+            .saturating_sub(1)
+            .min(texts.len().saturating_sub(1));
+        let next = AtomicUsize::new(0);
+        let claim = || {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            (i < texts.len()).then_some(i)
         };
-        if workers <= 1 || texts.len() <= 1 {
-            // One thread: parse (without the GIL) and convert in turn.
-            let mut out = Vec::with_capacity(texts.len());
-            for text in texts {
-                let doc = py
-                    .detach(|| document(self, options, spans, text))
-                    .map_err(|e| options_error(self.name(), e))?;
-                out.push(shared.convert(&doc)?);
-            }
-            return Ok(out);
-        }
-        let pool = match threads {
-            Threads::All => None,
-            Threads::Exactly(n) => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| {
-                        PyRuntimeError::new_err(format!("cannot start {n} threads: {e}"))
-                    })?,
-            ),
-        };
-        // Workers parse without the GIL and send each typed document as it is
-        // done; this thread turns them into Python objects meanwhile (that needs
-        // the GIL, so it is serial), releasing the GIL whenever it waits.
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
         let (sender, receiver) = mpsc::channel::<(usize, Result<DocumentOf<B>, String>)>();
-        let receiver = Mutex::new(receiver);
-        let converted = std::thread::scope(|scope| -> PyResult<()> {
-            scope.spawn(move || {
-                let parse_all = || {
-                    texts
-                        .par_iter()
-                        .enumerate()
-                        .for_each_with(sender, |sender, (i, text)| {
-                            // A closed channel means the caller stopped on an error.
-                            let _ = sender.send((i, document(self, options, spans, text)));
-                        })
-                };
-                match &pool {
-                    Some(pool) => pool.install(parse_all),
-                    None => parse_all(),
-                }
-            });
-            loop {
-                // Only this thread receives; the mutex makes the receiver shareable
-                // with the GIL-free closure that waits.
-                let next = match receiver.lock().map(|r| r.try_recv()) {
-                    Ok(Ok(next)) => Some(next),
-                    Ok(Err(mpsc::TryRecvError::Empty)) => {
-                        py.detach(|| receiver.lock().ok().and_then(|r| r.recv().ok()))
+        std::thread::scope(|scope| -> PyResult<()> {
+            for _ in 0..helpers {
+                let sender = sender.clone();
+                let claim = &claim;
+                scope.spawn(move || {
+                    while let Some(i) = claim() {
+                        // A closed channel means the caller stopped on an error.
+                        if sender
+                            .send((i, document(self, options, spans, texts[i])))
+                            .is_err()
+                        {
+                            return;
+                        }
                     }
-                    _ => None,
-                };
-                let Some((i, doc)) = next else {
-                    return Ok(());
+                });
+            }
+            drop(sender);
+            // The receiver is dropped (stopping the helpers) before the scope waits.
+            let mut receiver = receiver;
+            let mut done = 0;
+            while done < texts.len() {
+                let (i, doc) = match receiver.try_recv() {
+                    Ok(ready) => ready,
+                    Err(_) => match claim() {
+                        Some(i) => (i, py.detach(|| document(self, options, spans, texts[i]))),
+                        None => {
+                            let (back, ready) = next_message(py, receiver);
+                            receiver = back;
+                            ready.ok_or_else(|| {
+                                PyRuntimeError::new_err("a parsing thread stopped")
+                            })?
+                        }
+                    },
                 };
                 let doc = doc.map_err(|e| options_error(self.name(), e))?;
                 documents[i] = Some(shared.convert(&doc)?);
+                done += 1;
+                if done % 64 == 0 {
+                    py.check_signals()?;
+                }
             }
-        });
-        // On an error the scope still waited for the workers to finish.
-        converted?;
+            Ok(())
+        })?;
         documents
             .into_iter()
             .map(|d| d.ok_or_else(|| PyRuntimeError::new_err("a record was never parsed")))

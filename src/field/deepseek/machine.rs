@@ -5,25 +5,23 @@
 
 use std::sync::OnceLock;
 
-use super::Variant;
+use super::{Options, Variant};
 use crate::field::grammars;
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::{Emitter, Event, Options};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
-use crate::reentry::{find_byte, Machine};
+use crate::reentry::Machine;
 
 /// The entry and captured rules of grammar/deepseek.pest.
 struct Rules {
-    text_marker: RuleId,
-    reasoning_marker: RuleId,
+    prose: ProseRules,
     section_space: RuleId,
     v3_section_marker: RuleId,
     v31_section_marker: RuleId,
     v3_call_tail: RuleId,
     v31_call_tail: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     calls_begin: RuleId,
     calls_end: RuleId,
     tool_name: RuleId,
@@ -35,15 +33,16 @@ impl Rules {
         RULES.get_or_init(|| {
             let p = grammars::deepseek();
             Rules {
-                text_marker: rule(p, "text_marker"),
-                reasoning_marker: rule(p, "reasoning_marker"),
+                prose: ProseRules {
+                    plain: rule(p, "structure_marker"),
+                    open: rule(p, "text_marker"),
+                    close: rule(p, "reasoning_marker"),
+                },
                 section_space: rule(p, "section_space"),
                 v3_section_marker: rule(p, "v3_section_marker"),
                 v31_section_marker: rule(p, "v31_section_marker"),
                 v3_call_tail: rule(p, "v3_call_tail"),
                 v31_call_tail: rule(p, "v31_call_tail"),
-                think_open: rule(p, "think_open"),
-                think_close: rule(p, "think_close"),
                 calls_begin: rule(p, "calls_begin"),
                 calls_end: rule(p, "calls_end"),
                 tool_name: rule(p, "tool_name"),
@@ -87,6 +86,8 @@ pub struct DeepseekMachine {
     emitter: Emitter,
     /// The grammar's marker and header rules, one candidate at a time.
     probe: MarkerProbe,
+    /// The accepted reasoning wrappers (D3-19).
+    wrappers: FamilyWrappers,
     /// The active probe; its candidate is the first pending byte.
     probing: Option<Probe>,
     arguments: ArgumentsReader,
@@ -103,20 +104,18 @@ impl DeepseekMachine {
     /// A machine for `variant` with these options.
     pub fn new(variant: Variant, options: &Options) -> Self {
         let r = Rules::get();
-        let probe = MarkerProbe::new(
-            grammars::deepseek(),
-            &[
-                r.think_open,
-                r.think_close,
-                r.calls_begin,
-                r.calls_end,
-                r.tool_name,
-            ],
-        );
+        let program = grammars::deepseek();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
+        let captured = [
+            &[r.calls_begin, r.calls_end, r.tool_name][..],
+            &wrappers.captured(),
+        ];
+        let probe = MarkerProbe::new(program, &captured.concat());
         DeepseekMachine {
             variant,
             emitter: Emitter::new(),
             probe,
+            wrappers,
             probing: None,
             cut: false,
             arguments: ArgumentsReader::new(grammars::deepseek()),
@@ -148,12 +147,19 @@ impl DeepseekMachine {
         }
     }
 
-    /// Starts `probe` on the candidate at the first pending byte.
+    /// The first character of `rest`, at absolute `start`, is prose; its length.
+    fn prose_char(&mut self, rest: &str, start: usize, out: &mut Vec<Event>) -> usize {
+        let len = rest.chars().next().map_or(1, char::len_utf8);
+        self.prose(&rest[..len], start, out);
+        len
+    }
+
+    /// Starts `probe` on the candidate at the first pending byte (a marker's
+    /// entry rule is picked by its byte: [`Self::start_marker`]).
     fn start_probe(&mut self, probe: Probe) {
         let r = Rules::get();
         let entry = match (probe, self.variant) {
-            (Probe::Marker, _) if self.reasoning => r.reasoning_marker,
-            (Probe::Marker, _) => r.text_marker,
+            (Probe::Marker, _) => r.prose.plain,
             (Probe::SectionSpace, _) => r.section_space,
             (Probe::SectionMarker, Variant::V3) => r.v3_section_marker,
             (Probe::SectionMarker, Variant::V31) => r.v31_section_marker,
@@ -162,6 +168,20 @@ impl DeepseekMachine {
         };
         self.probe.begin(entry);
         self.probing = Some(probe);
+    }
+
+    /// Starts a marker probe on the candidate `byte`, the first pending one; false
+    /// when no marker can start there (RS-11).
+    fn start_marker(&mut self, byte: u8) -> bool {
+        let r = Rules::get();
+        match self.wrappers.entry(byte, self.reasoning, &r.prose) {
+            Some(entry) => {
+                self.probe.begin(entry);
+                self.probing = Some(Probe::Marker);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Runs the active probe over `unit`; a decided outcome ends it.
@@ -177,11 +197,12 @@ impl DeepseekMachine {
     /// A marker matched in prose over `start..end` (absolute).
     fn take_marker(&mut self, start: usize, end: usize, out: &mut Vec<Event>) {
         let r = Rules::get();
-        if self.capture(r.think_open).is_some() {
+        let wrapper = self.wrappers.marker(self.probe.captures());
+        if wrapper == Some(WrapperMarker::Opened) {
             self.emitter.markup(start, out);
             self.emitter.reasoning_start(end, out);
             self.reasoning = true;
-        } else if self.capture(r.think_close).is_some() {
+        } else if wrapper == Some(WrapperMarker::Closed) {
             // Right after a calls section no reasoning item is open: the closer
             // closes none (FD-2).
             if self.emitter.in_reasoning() {
@@ -235,7 +256,7 @@ impl Machine for DeepseekMachine {
             match self.mode {
                 Mode::Prose => {
                     if self.probing.is_none() {
-                        match find_byte(b'<', &bytes[at..]) {
+                        match self.wrappers.find(&bytes[at..]) {
                             None => {
                                 self.prose(&pending[at..], base + at, out);
                                 at = len;
@@ -244,7 +265,10 @@ impl Machine for DeepseekMachine {
                             Some(k) => {
                                 self.prose(&pending[at..at + k], base + at, out);
                                 at += k;
-                                self.start_probe(Probe::Marker);
+                                if !self.start_marker(bytes[at]) {
+                                    at += self.prose_char(&pending[at..], base + at, out);
+                                    continue;
+                                }
                             }
                         }
                     }
@@ -255,9 +279,9 @@ impl Machine for DeepseekMachine {
                             at += end;
                         }
                         Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
-                            // Not a marker (D3-14 at end of input): its `<` is prose.
-                            self.prose("<", base + at, out);
-                            at += 1;
+                            // Not a marker (D3-14 at end of input): its first
+                            // character is prose.
+                            at += self.prose_char(&pending[at..], base + at, out);
                         }
                     }
                 }

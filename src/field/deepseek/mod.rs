@@ -5,10 +5,10 @@
 //! Rules: spec/deepseek-v3.md, spec/deepseek-v3.1.md, spec/field-json-arguments.md.
 //!
 //! ```
-//! use idiolect::field::{deepseek, Item, Options};
+//! use idiolect::field::{deepseek, Item};
 //! let text = "Let me look.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather\
 //!             <｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-//! let doc = deepseek::parse(deepseek::Variant::V31, text, &Options::default());
+//! let doc = deepseek::parse(deepseek::Variant::V31, text, &deepseek::Options::default());
 //! assert!(matches!(&doc.items[1], Item::ToolCall { name, complete: true, .. } if name == "get_weather"));
 //! ```
 
@@ -18,7 +18,8 @@ mod render;
 pub use machine::DeepseekMachine;
 pub use render::{render_calls, render_results, render_turn};
 
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
 use crate::fold::Fold;
 use crate::reentry::Stream;
 
@@ -30,6 +31,12 @@ pub enum Variant {
     /// `deepseek-v3.1`: `NAME<｜tool▁sep｜>{json}`.
     V31,
 }
+
+family_options!(
+    "deepseek-v3 and deepseek-v3.1",
+    "`[\"think\"]`",
+    spelling::family_default()
+);
 
 /// The streaming parser: feed chunks, get [`Event`]s.
 pub type Parser = Stream<DeepseekMachine>;

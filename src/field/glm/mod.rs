@@ -5,10 +5,10 @@
 //! `<think>…</think>`. Rules: spec/glm.md.
 //!
 //! ```
-//! use idiolect::field::{glm, Item, Options};
+//! use idiolect::field::{glm, Item};
 //! let text = "<tool_call>get_weather\n<arg_key>city</arg_key>\n\
 //!             <arg_value>Paris</arg_value>\n</tool_call>";
-//! let doc = glm::parse(text, &Options::default());
+//! let doc = glm::parse(text, &glm::Options::default());
 //! assert!(matches!(&doc.items[0], Item::ToolCall { arguments, complete: true, .. }
 //!     if arguments == "{\"city\":\"Paris\"}"));
 //! ```
@@ -19,7 +19,10 @@ mod render;
 pub use machine::GlmMachine;
 pub use render::{render_calls, render_results, render_turn};
 
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
+
+family_options!("glm", "`[\"think\"]`", spelling::family_default());
 
 family_glue!(GlmMachine, "glm");
 

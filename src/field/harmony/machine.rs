@@ -4,18 +4,22 @@
 
 use std::sync::OnceLock;
 
+use super::Options;
 use crate::field::grammars;
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::{Emitter, Event, Options};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, RuleId};
 use crate::reentry::{find_byte, Machine};
 
 /// The entry and captured rules of grammar/harmony.pest.
 struct Rules {
     first_header: RuleId,
-    between_marker: RuleId,
-    content_marker: RuleId,
+    /// Between messages, with and without a wrapper's markers (HA-12, HA-19).
+    between: ProseRules,
+    /// In a text message's content (HA-7, HA-19).
+    content: ProseRules,
     call_head_end: RuleId,
     call_tail: RuleId,
     header_begun: RuleId,
@@ -30,8 +34,16 @@ impl Rules {
             let p = grammars::harmony();
             Rules {
                 first_header: rule(p, "first_header"),
-                between_marker: rule(p, "between_marker"),
-                content_marker: rule(p, "content_marker"),
+                between: ProseRules {
+                    plain: rule(p, "between_marker"),
+                    open: rule(p, "between_marker_open"),
+                    close: rule(p, "between_marker_close"),
+                },
+                content: ProseRules {
+                    plain: rule(p, "content_marker"),
+                    open: rule(p, "content_marker_open"),
+                    close: rule(p, "content_marker_close"),
+                },
                 call_head_end: rule(p, "call_head_end"),
                 call_tail: rule(p, "call_tail"),
                 header_begun: rule(p, "header_begun"),
@@ -77,6 +89,10 @@ enum Mode {
 pub struct HarmonyMachine {
     emitter: Emitter,
     probe: MarkerProbe,
+    /// The reasoning wrappers read in text (HA-19).
+    wrappers: FamilyWrappers,
+    /// Whether a wrapper opened reasoning in text that has not ended (HA-19).
+    wrapped: bool,
     /// Whether a probe is active; its candidate is the first pending byte.
     probing: bool,
     arguments: ArgumentsReader,
@@ -98,10 +114,14 @@ impl HarmonyMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
         let r = Rules::get();
-        let probe = MarkerProbe::new(grammars::harmony(), &[r.channel_name, r.recipient]);
+        let program = grammars::harmony();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
+        let captured = [&[r.channel_name, r.recipient][..], &wrappers.captured()].concat();
         HarmonyMachine {
             emitter: Emitter::new(),
-            probe,
+            probe: MarkerProbe::new(program, &captured),
+            wrappers,
+            wrapped: false,
             probing: false,
             cut: false,
             arguments: ArgumentsReader::new(grammars::harmony()),
@@ -179,10 +199,37 @@ impl HarmonyMachine {
 
     /// Text between messages or in a text message, or reasoning.
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if self.mode == Mode::Content(Content::Reasoning) {
+        if self.wrapped || self.mode == Mode::Content(Content::Reasoning) {
             self.emitter.reasoning(text, start, out);
         } else {
             self.emitter.text(text, start, out);
+        }
+    }
+
+    /// The first character of `rest`, at absolute `start`, is prose; its length.
+    fn prose_char(&mut self, rest: &str, start: usize, out: &mut Vec<Event>) -> usize {
+        let len = rest.chars().next().map_or(1, char::len_utf8);
+        self.prose(&rest[..len], start, out);
+        len
+    }
+
+    /// Whether the marker that matched over `len` bytes at absolute `start`, in
+    /// text, was a wrapper's: its opener opens reasoning, its closer closes it
+    /// (HA-19).
+    fn wrapper(&mut self, start: usize, len: usize, out: &mut Vec<Event>) -> bool {
+        match self.wrappers.marker(self.probe.captures()) {
+            Some(WrapperMarker::Opened) => {
+                self.emitter.markup(start, out);
+                self.emitter.reasoning_start(start + len, out);
+                self.wrapped = true;
+                true
+            }
+            Some(WrapperMarker::Closed) => {
+                self.emitter.reasoning_end(true, start + len, out);
+                self.wrapped = false;
+                true
+            }
+            None => false,
         }
     }
 
@@ -235,8 +282,15 @@ impl Machine for HarmonyMachine {
                 }
                 Mode::Between | Mode::Content(_) => {
                     let in_content = matches!(self.mode, Mode::Content(_));
+                    // Wrappers are read in text only (HA-19).
+                    let in_text = self.mode != Mode::Content(Content::Reasoning);
                     if !self.probing {
-                        match find_byte(b'<', &bytes[at..]) {
+                        let found = if in_text {
+                            self.wrappers.find(&bytes[at..])
+                        } else {
+                            find_byte(b'<', &bytes[at..])
+                        };
+                        match found {
                             None => {
                                 self.prose(&pending[at..], base + at, out);
                                 at = len;
@@ -245,16 +299,29 @@ impl Machine for HarmonyMachine {
                             Some(k) => {
                                 self.prose(&pending[at..at + k], base + at, out);
                                 at += k;
-                                self.start_probe(if in_content {
-                                    r.content_marker
+                                let prose = if in_content { &r.content } else { &r.between };
+                                let entry = if in_text {
+                                    self.wrappers.entry(bytes[at], self.wrapped, prose)
                                 } else {
-                                    r.between_marker
-                                });
+                                    Some(prose.plain)
+                                };
+                                match entry {
+                                    Some(entry) => self.start_probe(entry),
+                                    None => {
+                                        at += self.prose_char(&pending[at..], base + at, out);
+                                        continue;
+                                    }
+                                }
                             }
                         }
                     }
                     match self.run_probe(&pending[at..], eof) {
                         Outcome::NeedMore => return at,
+                        Outcome::Matched { end }
+                            if in_text && self.wrapper(base + at, end, out) =>
+                        {
+                            at += end;
+                        }
                         Outcome::Matched { end } if in_content => {
                             // An end marker, or (end 0) the next header (HA-7).
                             at += end;
@@ -263,6 +330,7 @@ impl Machine for HarmonyMachine {
                             } else {
                                 self.emitter.markup(base + at, out);
                             }
+                            self.wrapped = false;
                             self.mode = Mode::Between;
                         }
                         Outcome::Matched { end } => match self.header(&pending[at..]) {
@@ -271,6 +339,11 @@ impl Machine for HarmonyMachine {
                                 at += 1;
                             }
                             header => {
+                                if self.wrapped {
+                                    // A header ends wrapped reasoning (HA-19).
+                                    self.emitter.reasoning_end(true, base + at, out);
+                                    self.wrapped = false;
+                                }
                                 at += end;
                                 self.enter(header, base + at, out);
                             }
@@ -282,8 +355,7 @@ impl Machine for HarmonyMachine {
                                 at = len;
                                 self.emitter.markup(base + at, out);
                             } else {
-                                self.prose("<", base + at, out);
-                                at += 1;
+                                at += self.prose_char(&pending[at..], base + at, out);
                             }
                         }
                     }

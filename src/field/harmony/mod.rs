@@ -4,11 +4,11 @@
 //! the JSON arguments. Rules: spec/harmony.md, spec/field-json-arguments.md.
 //!
 //! ```
-//! use idiolect::field::{harmony, Item, Options};
+//! use idiolect::field::{harmony, Item};
 //! let text = "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant\
 //!             <|channel|>commentary to=functions.get_weather <|constrain|>json\
 //!             <|message|>{\"city\":\"Paris\"}";
-//! let doc = harmony::parse(text, &Options::default());
+//! let doc = harmony::parse(text, &harmony::Options::default());
 //! assert!(matches!(&doc.items[0], Item::Reasoning { closed: true, .. }));
 //! assert!(matches!(&doc.items[1], Item::ToolCall { name, complete: true, .. } if name == "get_weather"));
 //! ```
@@ -19,7 +19,13 @@ mod render;
 pub use machine::HarmonyMachine;
 pub use render::{render_calls, render_results, render_turn};
 
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::{Document, DocumentFolder, Event};
+
+family_options!(
+    "harmony",
+    "`[]`: the analysis channel is harmony's reasoning, HA-19",
+    Vec::new()
+);
 
 family_glue!(HarmonyMachine, "harmony");
 

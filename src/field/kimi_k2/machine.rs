@@ -4,22 +4,21 @@
 
 use std::sync::OnceLock;
 
+use super::Options;
 use crate::field::grammars;
 use crate::field::json_arguments::{is_json_ws, run, ArgumentsReader, ObjectRead};
 use crate::field::probe::rule;
-use crate::field::{Emitter, Event, Options};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, RuleId};
-use crate::reentry::{find_byte, Machine};
+use crate::reentry::Machine;
 
 /// The entry and captured rules of grammar/kimi-k2.pest.
 struct Rules {
-    text_marker: RuleId,
-    reasoning_marker: RuleId,
+    prose: ProseRules,
     section_space: RuleId,
     section_marker: RuleId,
     call_tail: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     section_begin: RuleId,
     section_end: RuleId,
     call_id: RuleId,
@@ -32,13 +31,14 @@ impl Rules {
         RULES.get_or_init(|| {
             let p = grammars::kimi_k2();
             Rules {
-                text_marker: rule(p, "text_marker"),
-                reasoning_marker: rule(p, "reasoning_marker"),
+                prose: ProseRules {
+                    plain: rule(p, "structure_marker"),
+                    open: rule(p, "text_marker"),
+                    close: rule(p, "reasoning_marker"),
+                },
                 section_space: rule(p, "section_space"),
                 section_marker: rule(p, "section_marker"),
                 call_tail: rule(p, "call_tail"),
-                think_open: rule(p, "think_open"),
-                think_close: rule(p, "think_close"),
                 section_begin: rule(p, "section_begin"),
                 section_end: rule(p, "section_end"),
                 call_id: rule(p, "call_id"),
@@ -82,6 +82,8 @@ pub struct KimiK2Machine {
     emitter: Emitter,
     /// The grammar's marker and header rules, one candidate at a time.
     probe: ParsingMachine<'static>,
+    /// The accepted reasoning wrappers (KK-18).
+    wrappers: FamilyWrappers,
     /// The active probe; its candidate is the first pending byte.
     probing: Option<Probe>,
     arguments: ArgumentsReader,
@@ -98,18 +100,15 @@ impl KimiK2Machine {
     /// A machine with these options.
     pub fn new(options: &Options) -> Self {
         let r = Rules::get();
-        let mut probe = ParsingMachine::new(grammars::kimi_k2());
-        probe.capture_only(&[
-            r.think_open,
-            r.think_close,
-            r.section_begin,
-            r.section_end,
-            r.call_id,
-            r.tool_name,
-        ]);
+        let program = grammars::kimi_k2();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
+        let mut probe = ParsingMachine::new(program);
+        let captured = [r.section_begin, r.section_end, r.call_id, r.tool_name];
+        probe.capture_only(&[&captured[..], &wrappers.captured()].concat());
         KimiK2Machine {
             emitter: Emitter::new(),
             probe,
+            wrappers,
             probing: None,
             cut: false,
             arguments: ArgumentsReader::new(grammars::kimi_k2()),
@@ -137,12 +136,33 @@ impl KimiK2Machine {
         }
     }
 
-    /// Starts `probe` on the candidate at the first pending byte.
+    /// The first character of `rest`, at absolute `start`, is prose; its length.
+    fn prose_char(&mut self, rest: &str, start: usize, out: &mut Vec<Event>) -> usize {
+        let len = rest.chars().next().map_or(1, char::len_utf8);
+        self.prose(&rest[..len], start, out);
+        len
+    }
+
+    /// Starts a marker probe on the candidate `byte`, the first pending one; false
+    /// when no marker can start there (RS-11).
+    fn start_marker(&mut self, byte: u8) -> bool {
+        let r = Rules::get();
+        match self.wrappers.entry(byte, self.reasoning, &r.prose) {
+            Some(entry) => {
+                self.probe.start(entry);
+                self.probing = Some(Probe::Marker);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts `probe` on the candidate at the first pending byte (a marker's
+    /// entry rule is picked by its byte: [`Self::start_marker`]).
     fn start_probe(&mut self, probe: Probe) {
         let r = Rules::get();
         let entry = match probe {
-            Probe::Marker if self.reasoning => r.reasoning_marker,
-            Probe::Marker => r.text_marker,
+            Probe::Marker => r.prose.plain,
             Probe::SectionSpace => r.section_space,
             Probe::SectionMarker => r.section_marker,
             Probe::Tail => r.call_tail,
@@ -164,11 +184,12 @@ impl KimiK2Machine {
     /// A marker matched in prose over `start..end` (absolute).
     fn take_marker(&mut self, start: usize, end: usize, out: &mut Vec<Event>) {
         let r = Rules::get();
-        if self.capture(r.think_open).is_some() {
+        let wrapper = self.wrappers.marker(self.probe.captures());
+        if wrapper == Some(WrapperMarker::Opened) {
             self.emitter.markup(start, out);
             self.emitter.reasoning_start(end, out);
             self.reasoning = true;
-        } else if self.capture(r.think_close).is_some() {
+        } else if wrapper == Some(WrapperMarker::Closed) {
             self.emitter.reasoning_end(true, end, out);
             self.reasoning = false;
         } else if self.capture(r.section_begin).is_some() {
@@ -210,7 +231,7 @@ impl Machine for KimiK2Machine {
             match self.mode {
                 Mode::Prose => {
                     if self.probing.is_none() {
-                        match find_byte(b'<', &bytes[at..]) {
+                        match self.wrappers.find(&bytes[at..]) {
                             None => {
                                 self.prose(&pending[at..], base + at, out);
                                 at = len;
@@ -219,7 +240,10 @@ impl Machine for KimiK2Machine {
                             Some(k) => {
                                 self.prose(&pending[at..at + k], base + at, out);
                                 at += k;
-                                self.start_probe(Probe::Marker);
+                                if !self.start_marker(bytes[at]) {
+                                    at += self.prose_char(&pending[at..], base + at, out);
+                                    continue;
+                                }
                             }
                         }
                     }
@@ -230,9 +254,9 @@ impl Machine for KimiK2Machine {
                             at += end;
                         }
                         Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
-                            // Not a marker (KK-14 at end of input): its `<` is prose.
-                            self.prose("<", base + at, out);
-                            at += 1;
+                            // Not a marker (KK-14 at end of input): its first
+                            // character is prose.
+                            at += self.prose_char(&pending[at..], base + at, out);
                         }
                     }
                 }

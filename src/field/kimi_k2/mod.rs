@@ -7,11 +7,11 @@
 //! spec/field-json-arguments.md.
 //!
 //! ```
-//! use idiolect::field::{kimi_k2, Item, Options};
+//! use idiolect::field::{kimi_k2, Item};
 //! let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0\
 //!             <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>\
 //!             <|tool_calls_section_end|>";
-//! let doc = kimi_k2::parse(text, &Options::default());
+//! let doc = kimi_k2::parse(text, &kimi_k2::Options::default());
 //! assert!(matches!(&doc.items[0], Item::ToolCall { id: Some(id), name, complete: true, .. }
 //!     if id == "functions.get_weather:0" && name == "get_weather"));
 //! ```
@@ -22,7 +22,10 @@ mod render;
 pub use machine::KimiK2Machine;
 pub use render::{render_calls, render_results, render_turn};
 
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
+
+family_options!("kimi-k2", "`[\"think\"]`", spelling::family_default());
 
 family_glue!(KimiK2Machine, "kimi-k2");
 

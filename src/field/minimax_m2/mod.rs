@@ -23,10 +23,11 @@ pub use render::{render_calls, render_results, render_turn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::field::reasoning::spelling::{self, Spelling};
 use crate::field::{Document, DocumentFolder, Event, Tool};
 
 /// The minimax-m2 options (MM-1): the two keys of every field family, with
-/// `start_in_reasoning` true by default.
+/// `start_in_reasoning` true by default, and `reasoning_markers` (MM-16).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
@@ -35,6 +36,9 @@ pub struct Options {
     pub start_in_reasoning: bool,
     /// The tools of the request, with their JSON Schemas (they type the values).
     pub tools: Vec<Tool>,
+    /// The accepted reasoning wrappers (RS-11, MM-16): `think`, `bracket`,
+    /// `triangle`; empty for none (default `["think"]`).
+    pub reasoning_markers: Vec<Spelling>,
 }
 
 impl Default for Options {
@@ -42,6 +46,7 @@ impl Default for Options {
         Options {
             start_in_reasoning: true,
             tools: Vec::new(),
+            reasoning_markers: spelling::family_default(),
         }
     }
 }

@@ -9,14 +9,15 @@ use super::options::{Options, TokenizerVersion};
 use crate::field::grammars;
 use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
-use crate::reentry::{find_byte, Machine};
+use crate::reentry::Machine;
 
 /// The entry and captured rules of grammar/mistral.pest.
 struct Rules {
-    text_marker: [RuleId; 4],
-    reasoning_marker: [RuleId; 4],
+    /// Per version (auto, array, v11, v13), the entry rules at a `[` of prose.
+    prose: [ProseRules; 4],
     group_begun: RuleId,
     array_open: RuleId,
     element_open: RuleId,
@@ -24,8 +25,6 @@ struct Rules {
     member_next: RuleId,
     element_next: RuleId,
     json_value: RuleId,
-    think_open: RuleId,
-    think_close: RuleId,
     tool_name: RuleId,
     call_id: RuleId,
     array_start: RuleId,
@@ -39,12 +38,13 @@ impl Rules {
         static RULES: OnceLock<Rules> = OnceLock::new();
         RULES.get_or_init(|| {
             let p = grammars::mistral();
-            let per_version = |mode: &str| {
-                ["auto", "array", "v11", "v13"].map(|v| rule(p, &format!("{mode}_marker_{v}")))
-            };
+            let prose = ["auto", "array", "v11", "v13"].map(|v| ProseRules {
+                plain: rule(p, &format!("group_{v}")),
+                open: rule(p, &format!("text_marker_{v}")),
+                close: rule(p, &format!("reasoning_marker_{v}")),
+            });
             Rules {
-                text_marker: per_version("text"),
-                reasoning_marker: per_version("reasoning"),
+                prose,
                 group_begun: rule(p, "group_begun"),
                 array_open: rule(p, "array_open"),
                 element_open: rule(p, "element_open"),
@@ -52,8 +52,6 @@ impl Rules {
                 member_next: rule(p, "member_next"),
                 element_next: rule(p, "element_next"),
                 json_value: rule(p, "json_value"),
-                think_open: rule(p, "think_open"),
-                think_close: rule(p, "think_close"),
                 tool_name: rule(p, "tool_name"),
                 call_id: rule(p, "call_id"),
                 array_start: rule(p, "array_start"),
@@ -130,6 +128,8 @@ pub struct MistralMachine {
     version: usize,
     emitter: Emitter,
     probe: MarkerProbe,
+    /// The accepted reasoning wrappers (MI-18).
+    wrappers: FamilyWrappers,
     probing: bool,
     arguments: ArgumentsReader,
     /// Whether the last probe ran into the end of input still viable.
@@ -155,19 +155,17 @@ impl MistralMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
         let r = Rules::get();
-        let probe = MarkerProbe::new(
-            grammars::mistral(),
-            &[
-                r.think_open,
-                r.think_close,
-                r.tool_name,
-                r.call_id,
-                r.array_start,
-                r.member_name,
-                r.element_close,
-                r.array_close,
-            ],
-        );
+        let program = grammars::mistral();
+        let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'[');
+        let captured = [
+            r.tool_name,
+            r.call_id,
+            r.array_start,
+            r.member_name,
+            r.element_close,
+            r.array_close,
+        ];
+        let probe = MarkerProbe::new(program, &[&captured[..], &wrappers.captured()].concat());
         MistralMachine {
             version: match options.tokenizer_version {
                 TokenizerVersion::Auto => 0,
@@ -177,6 +175,7 @@ impl MistralMachine {
             },
             emitter: Emitter::new(),
             probe,
+            wrappers,
             probing: false,
             cut: false,
             arguments: ArgumentsReader::new(grammars::mistral()),
@@ -225,16 +224,25 @@ impl MistralMachine {
         }
     }
 
+    /// The character at `self.pos` is prose (a candidate that is no marker).
+    fn prose_char(&mut self, pending: &str, base: usize, out: &mut Vec<Event>) {
+        let at = self.pos - base;
+        let len = pending[at..].chars().next().map_or(1, char::len_utf8);
+        self.prose(&pending[at..at + len], self.pos, out);
+        self.pos += len;
+    }
+
     /// A marker matched in prose over `unit[..end]`, `unit` at absolute `start`.
     fn take_marker(&mut self, unit: &str, start: usize, end: usize, out: &mut Vec<Event>) {
         let r = Rules::get();
-        if self.capture(r.think_open).is_some() {
+        let wrapper = self.wrappers.marker(self.probe.captures());
+        if wrapper == Some(WrapperMarker::Opened) {
             self.emitter.markup(start, out);
             self.emitter.reasoning_start(start + end, out);
             self.reasoning = true;
             return;
         }
-        if self.capture(r.think_close).is_some() {
+        if wrapper == Some(WrapperMarker::Closed) {
             if self.emitter.in_reasoning() {
                 self.emitter.reasoning_end(true, start + end, out);
             } else {
@@ -544,7 +552,7 @@ impl Machine for MistralMachine {
             match self.mode {
                 Mode::Prose => {
                     if !self.probing {
-                        match find_byte(b'[', &bytes[at..]) {
+                        match self.wrappers.find(&bytes[at..]) {
                             None => {
                                 self.prose(&pending[at..], base + at, out);
                                 self.pos = base + len;
@@ -553,12 +561,14 @@ impl Machine for MistralMachine {
                             Some(k) => {
                                 self.prose(&pending[at..at + k], base + at, out);
                                 self.pos += k;
-                                let markers = if self.reasoning {
-                                    r.reasoning_marker
-                                } else {
-                                    r.text_marker
-                                };
-                                self.start_probe(markers[self.version]);
+                                let prose = &r.prose[self.version];
+                                match self.wrappers.entry(bytes[at + k], self.reasoning, prose) {
+                                    Some(entry) => self.start_probe(entry),
+                                    None => {
+                                        self.prose_char(pending, base, out);
+                                        continue;
+                                    }
+                                }
                             }
                         }
                     }
@@ -577,8 +587,7 @@ impl Machine for MistralMachine {
                                 self.pos = base + len;
                                 self.emitter.markup(self.pos, out);
                             } else {
-                                self.prose("[", self.pos, out);
-                                self.pos += 1;
+                                self.prose_char(pending, base, out);
                             }
                         }
                     }

@@ -1,8 +1,10 @@
-//! The mistral family's options: the shared two keys and the tokenizer version.
+//! The mistral family's options: the shared two keys, the tokenizer version and the
+//! reasoning wrappers.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::field::reasoning::spelling::Spelling;
 use crate::field::Tool;
 
 /// Which call syntax the model's tokenizer version writes (MI-3).
@@ -22,8 +24,8 @@ pub enum TokenizerVersion {
     V13,
 }
 
-/// The mistral options, as given in JSON (spec/mistral.md MI-3, MI-4; FD-3).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// The mistral options, as given in JSON (spec/mistral.md MI-3, MI-4, MI-18; FD-3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// Whether the output starts inside reasoning (the prompt ended with `[THINK]`).
@@ -32,4 +34,18 @@ pub struct Options {
     pub tools: Vec<Tool>,
     /// The tokenizer version: `auto` (default), `v3`, `v7`, `v11` or `v13`.
     pub tokenizer_version: TokenizerVersion,
+    /// The accepted reasoning wrappers (RS-11, MI-18): `think`, `bracket`,
+    /// `triangle`; empty for none (default `["bracket"]`, Magistral's `[THINK]`).
+    pub reasoning_markers: Vec<Spelling>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            start_in_reasoning: false,
+            tools: Vec::new(),
+            tokenizer_version: TokenizerVersion::Auto,
+            reasoning_markers: vec![Spelling::Bracket],
+        }
+    }
 }

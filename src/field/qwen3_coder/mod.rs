@@ -5,10 +5,10 @@
 //! spec/qwen3-coder.md.
 //!
 //! ```
-//! use idiolect::field::{qwen3_coder, Item, Options};
+//! use idiolect::field::{qwen3_coder, Item};
 //! let text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n\
 //!             </parameter>\n</function>\n</tool_call>";
-//! let doc = qwen3_coder::parse(text, &Options::default());
+//! let doc = qwen3_coder::parse(text, &qwen3_coder::Options::default());
 //! assert!(matches!(&doc.items[0], Item::ToolCall { arguments, complete: true, .. }
 //!     if arguments == "{\"city\":\"Paris\"}"));
 //! ```
@@ -19,7 +19,10 @@ mod render;
 pub use machine::Qwen3CoderMachine;
 pub use render::{render_calls, render_results, render_turn};
 
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
+
+family_options!("qwen3-coder", "`[\"think\"]`", spelling::family_default());
 
 family_glue!(Qwen3CoderMachine, "qwen3-coder");
 

@@ -9,6 +9,7 @@
 //! assert!(matches!(&doc.items[0], Item::Reasoning { text, closed: true, .. } if text == "Two and two."));
 //! ```
 
+pub mod family;
 mod machine;
 mod render;
 pub mod spelling;

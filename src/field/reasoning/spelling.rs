@@ -58,7 +58,8 @@ impl Spelling {
     }
 }
 
-/// The default of a field family's `reasoning_markers`: its own `<think>` (RS-11).
+/// The default of a field family's `reasoning_markers`: its own `<think>` (RS-11; mistral's
+/// is `bracket` and harmony's none).
 pub fn family_default() -> Vec<Spelling> {
     vec![Spelling::Think]
 }

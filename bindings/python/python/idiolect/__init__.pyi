@@ -43,7 +43,7 @@ def parse(
     *,
     spans: bool = False,
 ) -> dict[str, _JSON]:
-    """Parses one whole document and returns it (the GIL is released meanwhile)."""
+    """Parses one whole document and returns it (the parse runs without the GIL)."""
 
 def parse_many(
     dialect: str,
@@ -53,8 +53,9 @@ def parse_many(
     *,
     spans: bool = False,
 ) -> list[dict[str, _JSON]]:
-    """Parses many documents on `threads` threads (default: every core), GIL released;
-    returns the documents in the order of `texts`."""
+    """Parses many documents on `threads` threads in all, the calling thread among
+    them (default: every core), parsing without the GIL; returns the documents in the
+    order of `texts`."""
 
 def render(
     dialect: str,

@@ -1,0 +1,126 @@
+//! The reasoning wrappers inside a field family (spec/reasoning.md RS-11): which
+//! spellings the family reads, which one opened the open reasoning, and which
+//! entry rule of the family's grammar (with grammar/reasoning.pest appended) runs at
+//! a candidate byte of prose. Every family that honours `reasoning_markers` drives
+//! its prose through one of these, so the spellings behave alike everywhere.
+
+use super::spelling::{MarkerRules, Spelling, Wrappers};
+use crate::machine::{Capture, Program, RuleId};
+
+/// The family's prose entry rules at its own lead byte (`<`, or `[` for mistral):
+/// its markers alone, with the opener of the spelling that shares the byte, and
+/// with that spelling's closer.
+#[derive(Clone, Copy, Debug)]
+pub struct ProseRules {
+    /// The family's markers alone (the spelling of the lead byte does not apply).
+    pub plain: RuleId,
+    /// In answer text, with the opener of the lead byte's spelling.
+    pub open: RuleId,
+    /// In reasoning, with that spelling's closer.
+    pub close: RuleId,
+}
+
+/// What a matched prose unit was, as far as the wrappers go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrapperMarker {
+    /// An accepted opener: reasoning opens.
+    Opened,
+    /// The closer of the open reasoning: it closes.
+    Closed,
+}
+
+/// The accepted reasoning wrappers of one family machine (RS-11).
+#[derive(Clone, Debug)]
+pub struct FamilyWrappers {
+    wrappers: Wrappers,
+    rules: MarkerRules,
+    family_lead: u8,
+    /// The bytes that may start a marker in prose: the family's lead first.
+    leads: [u8; 3],
+    /// How many of `leads` are distinct.
+    lead_count: usize,
+}
+
+impl FamilyWrappers {
+    /// The wrappers of `spellings` for a family whose markers start with
+    /// `family_lead`, in `program` (the family's grammar with grammar/reasoning.pest
+    /// appended).
+    pub fn new(program: &Program, spellings: &[Spelling], family_lead: u8) -> FamilyWrappers {
+        let wrappers = Wrappers::new(spellings);
+        let mut leads = [family_lead; 3];
+        let mut lead_count = 1;
+        for byte in wrappers.lead_bytes() {
+            if !leads[..lead_count].contains(&byte) {
+                leads[lead_count] = byte;
+                lead_count += 1;
+            }
+        }
+        FamilyWrappers {
+            wrappers,
+            rules: MarkerRules::of(program),
+            family_lead,
+            leads,
+            lead_count,
+        }
+    }
+
+    /// The rules whose captures [`Self::marker`] reads: the probe must record them.
+    pub fn captured(&self) -> [RuleId; 6] {
+        self.rules.all()
+    }
+
+    /// Where the next candidate byte of prose is in `bytes`.
+    pub fn find(&self, bytes: &[u8]) -> Option<usize> {
+        let [a, b, c] = self.leads;
+        match self.lead_count {
+            1 => crate::reentry::find_byte(a, bytes),
+            2 => memchr::memchr2(a, b, bytes),
+            _ => memchr::memchr3(a, b, c, bytes),
+        }
+    }
+
+    /// The entry rule for a candidate at `byte` of prose (`reasoning`: inside
+    /// reasoning) whose entry rules at the family's lead byte are `prose`, or `None`
+    /// when nothing can start there (a wrapper spelling that is not accepted, or whose
+    /// closer does not close the open reasoning, RS-6).
+    pub fn entry(&self, byte: u8, reasoning: bool, prose: &ProseRules) -> Option<RuleId> {
+        let applies = Spelling::of_lead_byte(byte).filter(|s| self.wrappers.applies(*s, reasoning));
+        if byte == self.family_lead {
+            return Some(match applies {
+                None => prose.plain,
+                Some(_) if reasoning => prose.close,
+                Some(_) => prose.open,
+            });
+        }
+        applies.map(|s| {
+            if reasoning {
+                self.rules.close[s.index()]
+            } else {
+                self.rules.open[s.index()]
+            }
+        })
+    }
+
+    /// Whether the prose unit that matched with `captures` was a wrapper marker; an
+    /// opener records its spelling (only its closer closes, RS-6).
+    pub fn marker(&mut self, captures: &[Capture]) -> Option<WrapperMarker> {
+        let closed = |rule: RuleId| captures.iter().any(|c| c.rule == rule && c.is_closed());
+        if let Some(s) = Spelling::ALL
+            .into_iter()
+            .find(|s| closed(self.rules.open[s.index()]))
+        {
+            self.wrappers.open(Some(s));
+            return Some(WrapperMarker::Opened);
+        }
+        Spelling::ALL
+            .into_iter()
+            .any(|s| closed(self.rules.close[s.index()]))
+            .then_some(WrapperMarker::Closed)
+    }
+
+    /// The output starts in reasoning, or reasoning ended without a closer (kimi-k2's
+    /// tool section): any accepted closer closes what opens next without an opener.
+    pub fn reset(&mut self) {
+        self.wrappers.open(None);
+    }
+}

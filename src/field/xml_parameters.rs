@@ -1,0 +1,589 @@
+//! The state machine the XML-parameter families share (qwen3-coder, glm,
+//! minimax-m2): prose scanned for a call's start or a reasoning wrapper, then per
+//! parameter a key and a raw value up to a closer that the grammar's lookahead
+//! decides, each value streamed as an escaped JSON string or typed by the tool's
+//! schema when it closes (FD-5, FD-6). The families differ only in data: their
+//! grammar's entry and captured rules, what follows a call's inner closer, how
+//! names are cleaned, and whether a value's template newlines are stripped.
+
+use crate::field::probe::MarkerProbe;
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::reasoning::Spelling;
+use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
+use crate::field::{Emitter, Event, Tool};
+use crate::machine::{Capture, Outcome, Program, RuleId};
+use crate::reentry::{find_byte, Machine};
+
+/// What follows a call's inner closer (`</function>`, `</invoke>`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AfterCall {
+    /// The rule of the call's outer closer with the whitespace before it (qwen3-coder
+    /// QC-9); anything else is prose again.
+    Closer(RuleId),
+    /// A block of calls (minimax-m2 MM-4): whitespace is markup, at a `<` the next
+    /// call or the block's closer; anything else ends the block.
+    Block {
+        /// Whitespace in the block.
+        space: RuleId,
+        /// The next call or the block's closer.
+        marker: RuleId,
+    },
+}
+
+/// One XML-parameter family as data: its grammar's rules and its spelling habits.
+#[derive(Debug)]
+pub(crate) struct ParameterFamily {
+    /// The family's grammar, with grammar/reasoning.pest appended.
+    pub program: &'static Program,
+    /// At a `<` of prose: a call's start, with or without the `<think>` markers.
+    pub prose: ProseRules,
+    /// Inside a call between parameters: the next parameter or a closer.
+    pub body: RuleId,
+    /// Inside a value, at a `<`: the closer that ends it (looked ahead).
+    pub value_end: RuleId,
+    /// In the rest of a malformed call: its closer.
+    pub skip: RuleId,
+    /// The captured call name.
+    pub name: RuleId,
+    /// The captured parameter key.
+    pub key: RuleId,
+    /// A call cut by the end of input before its start was decided (dropped).
+    pub cut: RuleId,
+    /// The captured inner closer and what follows it, if the family has one; its
+    /// other closers end the call and return to prose.
+    pub inner_close: Option<(RuleId, AfterCall)>,
+    /// The call name as written to the tool's name.
+    pub clean_name: fn(&str) -> String,
+    /// The parameter key as written to the key.
+    pub clean_key: fn(&str) -> String,
+    /// Whether one newline after a parameter's opener and one before its closer are
+    /// the template's (qwen3-coder QC-7).
+    pub strip_newlines: bool,
+}
+
+impl ParameterFamily {
+    fn captured(&self) -> Vec<RuleId> {
+        let mut rules = vec![self.cut, self.name, self.key];
+        rules.extend(self.inner_close.map(|(rule, _)| rule));
+        rules
+    }
+}
+
+/// What a marker candidate is probed for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probing {
+    /// A marker in prose (answer text or reasoning).
+    Prose,
+    /// Between parameters.
+    Body,
+    /// A closer inside a value.
+    ValueEnd,
+    /// The outer closer after the inner one (`AfterCall::Closer`).
+    Closer,
+    /// Whitespace in a block of calls.
+    BlockSpace,
+    /// A marker in a block of calls.
+    BlockMarker,
+    /// The closer of a malformed call.
+    Skip,
+}
+
+/// The parameter whose value is being read.
+#[derive(Clone, Debug)]
+struct Param {
+    /// The JSON text before the value: `{"key":` or `,"key":`.
+    prefix: String,
+    /// The declared types, when the value is typed at its close (FD-6).
+    types: Option<Vec<String>>,
+    /// The raw text of a typed value so far.
+    raw: String,
+    /// Whether the value's first byte (a newline to strip) is still to come.
+    at_start: bool,
+    /// A newline held back at the end of the value so far.
+    held_newline: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Prose,
+    Probe(Probing),
+    Value,
+    Block,
+    Skip,
+}
+
+/// The state machine of an XML-parameter family, driven by the re-entry layer.
+#[derive(Clone, Debug)]
+pub(crate) struct ParameterMachine {
+    family: &'static ParameterFamily,
+    tools: Vec<Tool>,
+    start_in_reasoning: bool,
+    emitter: Emitter,
+    probe: MarkerProbe,
+    wrappers: FamilyWrappers,
+    mode: Mode,
+    pos: usize,
+    reasoning: bool,
+    began: bool,
+    /// The called tool's name, and how many parameters it has had.
+    function: String,
+    params: usize,
+    param: Option<Param>,
+}
+
+impl ParameterMachine {
+    /// A machine for `family` with the request's `tools`, the starting state and
+    /// the accepted reasoning wrappers.
+    pub fn new(
+        family: &'static ParameterFamily,
+        tools: &[Tool],
+        start_in_reasoning: bool,
+        spellings: &[Spelling],
+    ) -> Self {
+        let wrappers = FamilyWrappers::new(family.program, spellings, b'<');
+        let captured = [&family.captured()[..], &wrappers.captured()].concat();
+        ParameterMachine {
+            family,
+            tools: tools.to_vec(),
+            start_in_reasoning,
+            emitter: Emitter::new(),
+            probe: MarkerProbe::new(family.program, &captured),
+            wrappers,
+            mode: Mode::Prose,
+            pos: 0,
+            reasoning: false,
+            began: false,
+            function: String::new(),
+            params: 0,
+            param: None,
+        }
+    }
+
+    /// Prose at absolute `start`: answer text or reasoning (a reasoning item opens
+    /// again after a call that broke out of one, FD-2).
+    fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if self.reasoning {
+            if !self.emitter.in_reasoning() {
+                self.emitter.markup(start, out);
+                self.emitter.reasoning_start(start, out);
+            }
+            self.emitter.reasoning(text, start, out);
+        } else {
+            self.emitter.text(text, start, out);
+        }
+    }
+
+    /// The character at absolute `start` is prose (a candidate that is no marker).
+    fn prose_char(&mut self, start: usize, pending: &str, base: usize, out: &mut Vec<Event>) {
+        let at = start - base;
+        let len = pending[at..].chars().next().map_or(1, char::len_utf8);
+        self.prose(&pending[at..at + len], start, out);
+        self.pos = start + len;
+    }
+
+    /// Starts a probe for `probing` at absolute `at` (prose candidates start where
+    /// their byte picks the rule).
+    fn start_probe(&mut self, probing: Probing, at: usize) {
+        let f = self.family;
+        let entry = match (probing, f.inner_close.map(|(_, after)| after)) {
+            (Probing::Prose, _) => return,
+            (Probing::Body, _) => f.body,
+            (Probing::ValueEnd, _) => f.value_end,
+            (Probing::Closer, Some(AfterCall::Closer(rule))) => rule,
+            (Probing::BlockSpace, Some(AfterCall::Block { space, .. })) => space,
+            (Probing::BlockMarker, Some(AfterCall::Block { marker, .. })) => marker,
+            // The malformed call's closer (a family never probes for a state its
+            // data does not have).
+            _ => f.skip,
+        };
+        self.probe.start(entry, at);
+        self.mode = Mode::Probe(probing);
+    }
+
+    /// Value text at `start`: streamed as an escaped JSON fragment, or collected
+    /// for typing at the close; a newline before it was held.
+    fn value_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        let Some(param) = self.param.as_mut() else {
+            return;
+        };
+        let mut piece = String::new();
+        if param.held_newline {
+            param.held_newline = false;
+            piece.push('\n');
+        }
+        piece.push_str(text);
+        if piece.is_empty() {
+            return;
+        }
+        match param.types {
+            None => {
+                let fragment = escape_fragment(&piece);
+                self.emitter
+                    .arguments_delta(&fragment, start + text.len(), out);
+            }
+            Some(_) => {
+                param.raw.push_str(&piece);
+                self.emitter.markup(start + text.len(), out);
+            }
+        }
+    }
+
+    /// A run of value text at `self.pos` with no `<` in it: emitted, except (when
+    /// the family strips newlines) a newline that ends it, which is held until what
+    /// follows decides whether it is the one before the closer; its byte stays
+    /// uncovered meanwhile.
+    fn value_run(&mut self, run: &str, out: &mut Vec<Event>) {
+        match run
+            .strip_suffix('\n')
+            .filter(|_| self.family.strip_newlines)
+        {
+            Some(text) => {
+                self.value_text(text, self.pos, out);
+                if let Some(param) = self.param.as_mut() {
+                    param.held_newline = true;
+                }
+            }
+            None => self.value_text(run, self.pos, out),
+        }
+    }
+
+    /// The value ended at a closer that starts at `at` (a held newline is dropped).
+    fn value_close(&mut self, at: usize, out: &mut Vec<Event>) {
+        let Some(param) = self.param.take() else {
+            return;
+        };
+        let text = match &param.types {
+            None => "\"".to_string(),
+            Some(types) => {
+                let types: Vec<&str> = types.iter().map(String::as_str).collect();
+                format!("{}{}", param.prefix, typed_json(&param.raw, Some(&types)))
+            }
+        };
+        self.emitter.markup(at, out);
+        self.emitter.arguments_delta(&text, at, out);
+    }
+
+    /// The call ended (its closer reaches `end`).
+    fn call_close(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
+        let close = if self.params == 0 { "{}" } else { "}" };
+        if complete {
+            self.emitter
+                .arguments_delta(close, self.emitter.covered(), out);
+        }
+        self.emitter.call_end(complete, end, out);
+    }
+
+    /// A call starts; its header ends at `end`.
+    fn call_open(&mut self, name: String, end: usize, out: &mut Vec<Event>) {
+        self.emitter.call_start(None, name.clone(), end, out);
+        self.function = name;
+        self.params = 0;
+        self.start_probe(Probing::Body, end);
+    }
+
+    /// A parameter opener with `key` over `start..end`: its value follows.
+    fn parameter_open(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
+        let tool = self.tools.iter().find(|t| t.name == self.function);
+        let types = declared_types(tool, &key);
+        let streams = streams_as_string(types.as_deref());
+        let prefix = format!(
+            "{}{}:",
+            if self.params == 0 { "{" } else { "," },
+            serde_json::Value::String(key)
+        );
+        let types: Option<Vec<String>> = (!streams).then(|| {
+            types
+                .unwrap_or_default()
+                .iter()
+                .map(|t| t.to_string())
+                .collect()
+        });
+        self.params += 1;
+        self.emitter.markup(start, out);
+        if streams {
+            self.emitter
+                .arguments_delta(&format!("{prefix}\""), end, out);
+        } else {
+            self.emitter.markup(end, out);
+        }
+        self.param = Some(Param {
+            prefix,
+            types,
+            raw: String::new(),
+            at_start: self.family.strip_newlines,
+            held_newline: false,
+        });
+        self.mode = Mode::Value;
+    }
+
+    fn capture(&self, rule: RuleId) -> Option<Capture> {
+        self.probe.capture(rule)
+    }
+
+    fn matched(
+        &mut self,
+        probing: Probing,
+        start: usize,
+        end: usize,
+        unit: &str,
+        out: &mut Vec<Event>,
+    ) {
+        let f = self.family;
+        let text = |c: Capture| &unit[c.start..c.end];
+        self.pos = end;
+        self.mode = Mode::Prose;
+        match probing {
+            Probing::Prose => {
+                if self.capture(f.cut).is_some() {
+                    // Dropped: the input ended before the call's start was decided
+                    // (a cut call may capture its name too, so this is asked first).
+                    self.emitter.markup(end, out);
+                } else if let Some(c) = self.capture(f.name) {
+                    let name = (f.clean_name)(text(c));
+                    if self.emitter.in_reasoning() {
+                        self.emitter.reasoning_end(true, start, out);
+                    }
+                    self.emitter.markup(start, out);
+                    self.call_open(name, end, out);
+                } else if self.wrappers.marker(self.probe.captures()) == Some(WrapperMarker::Opened)
+                {
+                    self.emitter.reasoning_start(end, out);
+                    self.reasoning = true;
+                } else {
+                    if self.emitter.in_reasoning() {
+                        self.emitter.reasoning_end(true, end, out);
+                    } else {
+                        self.emitter.markup(end, out);
+                    }
+                    self.reasoning = false;
+                }
+            }
+            Probing::Body => {
+                if let Some(c) = self.capture(f.key) {
+                    let key = (f.clean_key)(text(c));
+                    self.parameter_open(key, start, end, out);
+                } else if let Some(after) = f
+                    .inner_close
+                    .and_then(|(rule, after)| self.capture(rule).map(|_| after))
+                {
+                    self.call_close(true, end, out);
+                    match after {
+                        AfterCall::Closer(_) => self.start_probe(Probing::Closer, end),
+                        AfterCall::Block { .. } => self.mode = Mode::Block,
+                    }
+                } else {
+                    // The outer closer, the inner one left out (or none there is).
+                    self.call_close(true, end, out);
+                }
+            }
+            Probing::ValueEnd => {
+                self.value_close(start, out);
+                self.emitter.markup(end, out);
+                self.start_probe(Probing::Body, end);
+            }
+            Probing::BlockSpace => {
+                self.emitter.markup(end, out);
+                self.mode = Mode::Block;
+            }
+            Probing::BlockMarker => {
+                self.emitter.markup(start, out);
+                match self.capture(f.name) {
+                    Some(c) => {
+                        let name = (f.clean_name)(text(c));
+                        self.call_open(name, end, out);
+                    }
+                    None => self.emitter.markup(end, out),
+                }
+            }
+            Probing::Closer | Probing::Skip => self.emitter.markup(end, out),
+        }
+    }
+
+    fn rejected(
+        &mut self,
+        probing: Probing,
+        start: usize,
+        cut: bool,
+        pending: &str,
+        base: usize,
+        out: &mut Vec<Event>,
+    ) {
+        match probing {
+            Probing::Prose => {
+                self.prose_char(start, pending, base, out);
+                self.mode = Mode::Prose;
+            }
+            Probing::Body => {
+                // Not a parameter or a closer: the call is malformed.
+                self.param = None;
+                self.call_close(false, start, out);
+                self.pos = start;
+                self.mode = Mode::Skip;
+            }
+            Probing::ValueEnd => {
+                // The `<` is value text.
+                self.value_text("<", start, out);
+                self.pos = start + 1;
+                self.mode = Mode::Value;
+            }
+            Probing::BlockSpace | Probing::BlockMarker if cut => {
+                // Undecided at the end of input inside a block: markup.
+                self.pos = base + pending.len();
+                self.emitter.markup(self.pos, out);
+                self.mode = Mode::Block;
+            }
+            Probing::Closer | Probing::BlockSpace | Probing::BlockMarker => {
+                // Anything else is prose again.
+                self.pos = start;
+                self.mode = Mode::Prose;
+            }
+            Probing::Skip => {
+                self.pos = start + 1;
+                self.mode = Mode::Skip;
+            }
+        }
+    }
+
+    /// Scans value text from `self.pos`; returns false when more input is needed.
+    fn scan_value(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
+        let bytes = pending.as_bytes();
+        let end = base + bytes.len();
+        let rel = self.pos - base;
+        if let Some(param) = self.param.as_mut() {
+            if param.at_start {
+                match bytes.get(rel) {
+                    None if !eof => return false,
+                    Some(b'\n') => {
+                        param.at_start = false;
+                        self.pos += 1;
+                        self.emitter.markup(self.pos, out);
+                        return true;
+                    }
+                    _ => param.at_start = false,
+                }
+            }
+        }
+        let rel = self.pos - base;
+        match find_byte(b'<', &bytes[rel..]) {
+            Some(k) => {
+                // With nothing before the `<`, a held newline stays held.
+                if k > 0 {
+                    self.value_run(&pending[rel..rel + k], out);
+                }
+                self.pos += k;
+                self.start_probe(Probing::ValueEnd, self.pos);
+                true
+            }
+            None => {
+                let all = &pending[rel..];
+                if eof {
+                    self.value_text(all, self.pos, out);
+                    self.pos = end;
+                    self.param = None;
+                    self.call_close(false, end, out);
+                    self.mode = Mode::Prose;
+                    return false;
+                }
+                if !all.is_empty() {
+                    self.value_run(all, out);
+                }
+                self.pos = end;
+                false
+            }
+        }
+    }
+}
+
+impl Machine for ParameterMachine {
+    type Event = Event;
+
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if !self.began {
+            self.began = true;
+            if self.start_in_reasoning {
+                self.reasoning = true;
+                self.emitter.reasoning_start(base, out);
+            }
+        }
+        let bytes = pending.as_bytes();
+        let end = base + bytes.len();
+        loop {
+            match self.mode {
+                Mode::Prose => {
+                    let rel = self.pos - base;
+                    let Some(k) = self.wrappers.find(&bytes[rel..]) else {
+                        self.prose(&pending[rel..], self.pos, out);
+                        self.pos = end;
+                        break;
+                    };
+                    self.prose(&pending[rel..rel + k], self.pos, out);
+                    self.pos += k;
+                    let prose = &self.family.prose;
+                    match self.wrappers.entry(bytes[rel + k], self.reasoning, prose) {
+                        Some(entry) => {
+                            self.probe.start(entry, self.pos);
+                            self.mode = Mode::Probe(Probing::Prose);
+                        }
+                        None => self.prose_char(self.pos, pending, base, out),
+                    }
+                }
+                Mode::Block => match bytes.get(self.pos - base) {
+                    None => break,
+                    Some(b' ' | b'\t' | b'\n' | b'\r') => {
+                        self.start_probe(Probing::BlockSpace, self.pos)
+                    }
+                    Some(b'<') => self.start_probe(Probing::BlockMarker, self.pos),
+                    // Anything else ends the block.
+                    Some(_) => self.mode = Mode::Prose,
+                },
+                Mode::Probe(probing) => {
+                    let Some(start) = self.probe.active() else {
+                        self.mode = Mode::Prose;
+                        continue;
+                    };
+                    let unit = &pending[start - base..];
+                    match self.probe.run_cut(unit, eof) {
+                        (Outcome::NeedMore, _) => break,
+                        (Outcome::Matched { end: len }, _) => {
+                            self.matched(probing, start, start + len, unit, out)
+                        }
+                        (Outcome::Rejected { .. } | Outcome::TooDeep { .. }, cut) => {
+                            self.rejected(probing, start, cut, pending, base, out)
+                        }
+                    }
+                }
+                Mode::Value => {
+                    if !self.scan_value(pending, base, eof, out) {
+                        break;
+                    }
+                }
+                Mode::Skip => {
+                    let rel = self.pos - base;
+                    let Some(k) = find_byte(b'<', &bytes[rel..]) else {
+                        self.emitter.markup(end, out);
+                        self.pos = end;
+                        break;
+                    };
+                    self.pos += k;
+                    self.emitter.markup(self.pos, out);
+                    self.start_probe(Probing::Skip, self.pos);
+                }
+            }
+        }
+        if eof {
+            if self.emitter.in_call() {
+                self.param = None;
+                self.emitter.call_end(false, end, out);
+            }
+            self.emitter.markup(end, out);
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(false, end, out);
+            }
+            return pending.len();
+        }
+        self.emitter.covered().max(base) - base
+    }
+}
