@@ -42,13 +42,12 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
     } else {
         options.clone()
     };
-    let shared = || serde_json::from_value::<Options>(options.clone()).expect("case options");
     fn of<T: serde::de::DeserializeOwned>(options: &Value) -> T {
         serde_json::from_value(options.clone()).expect("case options")
     }
     match dialect {
         "hermes" => run(
-            hermes::Parser::with_options(&shared()).expect("options"),
+            hermes::Parser::with_options(&of(&options)).expect("options"),
             chunks,
         ),
         "qwen3-coder" => run(
@@ -264,7 +263,7 @@ fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_familie
 #[test]
 fn whole_calls_mode_shows_nothing_of_an_incomplete_call() {
     let text = "Before.\n<tool_call>\n{\"name\": \"write\", \"arguments\": {\"text\": \"hel";
-    let (_, events) = hermes::parse_events(text, &Options::default());
+    let (_, events) = hermes::parse_events(text, &hermes::Options::default());
     let deltas = DeltaProjection::project(DeltaMode::WholeCalls, &events);
     assert_eq!(deltas.len(), 1, "{deltas:?}");
     assert_eq!(deltas[0].content.as_deref(), Some("Before.\n"));
@@ -418,7 +417,7 @@ proptest! {
     fn hermes_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
         let text = hermes::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(hermes::parse(&text, &Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(hermes::parse(&text, &hermes::Options::default()), doc, "{:?}", text);
     }
 
     #[test]

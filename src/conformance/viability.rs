@@ -32,7 +32,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "kindaxml" => kindaxml(options, held),
         "plurnk" => plurnk(options, held),
         "transcript" => transcript(options, before, held),
-        "hermes" => hermes(held),
+        "hermes" => wrapper(options, held, THINK) || hermes(held),
         "qwen3-coder" => wrapper(options, held, THINK) || qwen3_coder(held),
         "deepseek-v3" | "deepseek-v3.1" => wrapper(options, held, THINK) || deepseek(held),
         "harmony" => wrapper(options, held, &[]) || harmony(before, held),
@@ -420,12 +420,12 @@ fn marker_prefix(held: &[u8], markers: &[&str]) -> bool {
     markers.iter().any(|m| m.as_bytes().starts_with(held))
 }
 
-/// HE-13: a viable prefix of a marker; the whitespace after a call object and a
-/// prefix of the closer; a call opener, whitespace and the call object up to the
-/// end of its name (held whole: any bytes after the `{`).
+/// HE-13: a viable prefix of a marker (the reasoning markers of the accepted
+/// spellings, `reasoning_markers`, default `think`); the whitespace after a call
+/// object and a prefix of the closer; a call opener, whitespace and the call object
+/// up to the end of its name (held whole: any bytes after the `{`).
 fn hermes(held: &[u8]) -> bool {
-    const MARKERS: [&str; 4] = ["<tool_call>", "</tool_call>", "<think>", "</think>"];
-    if marker_prefix(held, &MARKERS) {
+    if marker_prefix(held, &["<tool_call>", "</tool_call>"]) {
         return true;
     }
     let after_ws = skip_ws(held);

@@ -58,10 +58,14 @@ pub fn mistral() -> &'static Program {
 /// The text of grammar/hermes.pest.
 pub const HERMES: &str = include_str!("../../grammar/hermes.pest");
 
-/// The program of grammar/hermes.pest.
+/// The program of grammar/hermes.pest with grammar/reasoning.pest.
 pub fn hermes() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| compile(HERMES).expect("grammar/hermes.pest compiles (tested)"))
+    PROGRAM.get_or_init(|| {
+        compile(&format!("{HERMES}\n{REASONING}")).unwrap_or_else(|e| {
+            panic!("grammar/hermes.pest with grammar/reasoning.pest compiles (tested): {e}")
+        })
+    })
 }
 
 /// The text of grammar/qwen3-coder.pest.

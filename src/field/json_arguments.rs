@@ -10,6 +10,7 @@
 //! position is the first byte that cannot continue the object (JA-7). The grammar
 //! is LL(1), so that position is exact, whatever the chunking.
 
+use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 
 /// How far the arguments object has been read.
@@ -43,6 +44,12 @@ impl ArgumentsReader {
         let object = program
             .rule("json_object")
             .expect("every JSON-argument family grammar has json_object (tested)");
+        Self::with_rule(program, object)
+    }
+
+    /// A reader whose object is `object`, a rule of `program` (a family defined at
+    /// run time names its own).
+    pub fn with_rule(program: &'static Program, object: RuleId) -> Self {
         let mut machine = ParsingMachine::new(program);
         machine.capture_only(&[]);
         machine.set_depth_limit(DEPTH);
@@ -88,6 +95,27 @@ impl ArgumentsReader {
         let from = self.emitted.min(to);
         self.emitted = to.max(self.emitted);
         &unit[from..to]
+    }
+
+    /// [`Self::read`] over `unit`, which starts at absolute offset `start`, and the
+    /// bytes it shows to be arguments (all of them while the object is open, up to
+    /// its end or its stop otherwise) emitted as one argument delta (JA-3).
+    pub fn read_emitting(
+        &mut self,
+        unit: &str,
+        start: usize,
+        eof: bool,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) -> ObjectRead {
+        let read = self.read(unit, eof);
+        let upto = match read {
+            ObjectRead::More => unit.len(),
+            ObjectRead::Complete(end) | ObjectRead::Stopped(end) => end,
+        };
+        let text = self.take(unit, upto);
+        emitter.arguments_delta(text, start + upto, out);
+        read
     }
 }
 

@@ -44,7 +44,7 @@
 //! use idiolect::field::{self, DeltaMode, DeltaProjection, Item};
 //! let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
 //!             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-//! let (doc, events) = field::hermes::parse_events(text, &field::Options::default());
+//! let (doc, events) = field::hermes::parse_events(text, &field::hermes::Options::default());
 //! match &doc.items[1] {
 //!     Item::ToolCall { name, input, complete, .. } => {
 //!         assert!(*complete);
@@ -106,6 +106,8 @@ macro_rules! family_glue {
     };
 }
 
+mod call_object;
+
 /// The options type of a family that reads the shared keys (FD-3) and the
 /// `reasoning_markers` option (spec/reasoning.md RS-11), `$markers` its default
 /// (the family's own spelling). Written once so that the keys mean the same in
@@ -161,7 +163,6 @@ pub mod harmony;
 pub mod hermes;
 mod input;
 pub mod json_arguments;
-pub mod json_scan;
 pub mod kimi_k2;
 mod llama;
 pub mod llama3_json;

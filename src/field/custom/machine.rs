@@ -4,17 +4,14 @@
 
 use std::sync::Arc;
 
-use crate::field::json_arguments::{is_json_ws, run};
+use crate::field::call_object::{CallObject, ObjectEnd, ObjectKeys};
+use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
 use crate::field::{Emitter, Event, Options};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
 use super::description::NameCleaning;
-
-mod call_object;
-
-use call_object::{CallObject, ObjectStep};
 
 /// Nesting bound of the machine (pending calls and choices): deep JSON arguments
 /// are a syntax error where they reach it, never a native stack overflow.
@@ -112,13 +109,6 @@ pub(crate) struct Compiled {
     pub(crate) start_in_reasoning: bool,
 }
 
-/// The keys of a call object (`json_call_object` encoding, CF-16).
-#[derive(Clone, Debug)]
-pub(crate) struct ObjectKeys {
-    pub(crate) name: Vec<String>,
-    pub(crate) arguments: Vec<String>,
-}
-
 /// What a probe was started for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Probing {
@@ -150,7 +140,7 @@ struct Param {
     held_newline: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Mode {
     Prose,
     Probe(Probing),
@@ -165,7 +155,7 @@ enum Mode {
     /// After a malformed call.
     Skip,
     /// `json_call_object`: inside the call object.
-    Object(Box<CallObject>),
+    Object,
 }
 
 /// The state machine of a custom family, driven by the re-entry layer.
@@ -175,6 +165,10 @@ pub struct CustomMachine {
     options: Options,
     emitter: Emitter,
     machine: ParsingMachine<'static>,
+    /// JSON encoding: the arguments object's reader.
+    arguments: Option<ArgumentsReader>,
+    /// `json_call_object` encoding: the call object's reader.
+    object: Option<CallObject>,
     mode: Mode,
     pos: usize,
     /// Where the active probe, object or pending arguments start (absolute).
@@ -195,11 +189,17 @@ impl CustomMachine {
         let mut machine = ParsingMachine::new(family.program);
         machine.capture_only(&family.captured);
         machine.set_depth_limit(DEPTH);
+        let arguments = family
+            .object
+            .map(|object| ArgumentsReader::with_rule(family.program, object));
+        let object = family.call_object.clone().map(CallObject::new);
         CustomMachine {
             family,
             options: options.clone(),
             emitter: Emitter::new(),
             machine,
+            arguments,
+            object,
             mode: Mode::Prose,
             pos: 0,
             unit_start: 0,
@@ -274,7 +274,10 @@ impl CustomMachine {
         if self.captured(roles.cut, unit).is_some() {
             self.emitter.markup(end, out);
         } else if self.captured(roles.call_open, unit).is_some() {
-            self.mode = Mode::Object(Box::new(CallObject::new(start)));
+            if let Some(object) = self.object.as_mut() {
+                object.begin(start, end);
+                self.mode = Mode::Object;
+            }
         } else if let Some(raw) = self.captured(roles.name, unit) {
             let name = self.family.names.clean(raw);
             let id = self.captured(roles.id, unit).map(str::to_string);
@@ -621,40 +624,31 @@ impl CustomMachine {
     fn read_object(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
         let start = self.unit_start;
         let unit = &pending[start - base..];
-        let end = base + pending.len();
-        let (outcome, cut) = run(&mut self.machine, unit, eof);
-        let emitted = self.pos - start;
-        let stop = match outcome {
-            Outcome::NeedMore => {
-                self.emitter.arguments_delta(&unit[emitted..], end, out);
-                self.pos = end;
-                return false;
-            }
-            Outcome::Matched { end: k } => {
-                self.emitter
-                    .arguments_delta(&unit[emitted..k], start + k, out);
-                self.start_probe(Probing::ArgumentsEnd { after_object: true }, start + k);
-                return true;
-            }
-            _ if cut => unit.len(),
-            Outcome::Rejected { furthest } => furthest,
-            Outcome::TooDeep { at } => at,
-        };
-        let mut stop = stop.clamp(emitted, unit.len());
-        while !unit.is_char_boundary(stop) {
-            stop += 1;
-        }
-        self.emitter
-            .arguments_delta(&unit[emitted..stop], start + stop, out);
-        self.pos = start + stop;
-        if cut {
-            self.emitter.call_end(false, end, out);
-            self.mode = Mode::Prose;
+        let Some(arguments) = self.arguments.as_mut() else {
             return false;
+        };
+        match arguments.read_emitting(unit, start, eof, &mut self.emitter, out) {
+            ObjectRead::More => {
+                self.pos = base + pending.len();
+                false
+            }
+            ObjectRead::Complete(k) => {
+                self.start_probe(Probing::ArgumentsEnd { after_object: true }, start + k);
+                true
+            }
+            ObjectRead::Stopped(stop) => {
+                self.pos = start + stop;
+                if eof && stop == unit.len() {
+                    // Cut inside the object (CF-8).
+                    self.emitter.call_end(false, self.pos, out);
+                    self.mode = Mode::Prose;
+                    return false;
+                }
+                // A syntax error: the arguments run on to the end rule (CF-8).
+                self.mode = Mode::Recover;
+                true
+            }
         }
-        // A syntax error: the arguments run on to the end rule (CF-8).
-        self.mode = Mode::Recover;
-        true
     }
 }
 
@@ -672,27 +666,36 @@ impl Machine for CustomMachine {
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         loop {
-            let mode = match std::mem::replace(&mut self.mode, Mode::Prose) {
-                Mode::Object(mut obj) => {
-                    match self.scan_object(&mut obj, pending, base, out) {
-                        ObjectStep::NeedMore => {
-                            self.mode = Mode::Object(obj);
+            match self.mode {
+                Mode::Object => {
+                    let Some(object) = self.object.as_mut() else {
+                        self.mode = Mode::Prose;
+                        continue;
+                    };
+                    let read = object.read(pending, base, eof, &mut self.emitter, out);
+                    if object.started() && self.family.calls_end_reasoning {
+                        // The call left the reasoning state (CF-11).
+                        self.reasoning = false;
+                    }
+                    let from = object.unit_start();
+                    match read {
+                        ObjectEnd::More => {
+                            if eof {
+                                self.pos = end;
+                                self.mode = Mode::Prose;
+                            }
                             break;
                         }
-                        ObjectStep::Complete(at) => {
-                            self.object_complete(*obj, at, pending, base, out)
+                        ObjectEnd::Prose(to) => {
+                            // No call: the unit is prose (CF-16).
+                            self.prose(&pending[from - base..to - base], from, out);
+                            self.pos = to;
+                            self.mode = Mode::Prose;
                         }
-                        ObjectStep::Invalid(at) => {
-                            self.object_invalid(*obj, at, pending, base, out)
-                        }
+                        ObjectEnd::Called(at) => self.start_probe(Probing::ObjectEnd, at),
+                        ObjectEnd::Malformed(at) => self.skip(at),
                     }
-                    continue;
                 }
-                other => other,
-            };
-            self.mode = mode.clone();
-            match mode {
-                Mode::Object(_) => {}
                 Mode::Prose => {
                     let rel = self.pos - base;
                     let entry = if self.reasoning {
@@ -767,8 +770,9 @@ impl Machine for CustomMachine {
                             self.pos += skipped;
                             self.emitter.markup(self.pos, out);
                             self.unit_start = self.pos;
-                            self.machine
-                                .start(self.family.object.expect("json encoding"));
+                            if let Some(arguments) = self.arguments.as_mut() {
+                                arguments.start();
+                            }
                             self.mode = Mode::Arguments;
                         }
                         Some(_) => {
@@ -850,8 +854,9 @@ impl Machine for CustomMachine {
         }
         // The object being read stays in the buffer: the parsing machine re-reads
         // the unit's bytes when it backtracks (their events are out already).
-        let keep = match self.mode {
-            Mode::Arguments => self.emitter.covered().min(self.unit_start),
+        let keep = match (&self.mode, &self.object) {
+            (Mode::Arguments, _) => self.emitter.covered().min(self.unit_start),
+            (Mode::Object, Some(object)) => self.emitter.covered().min(object.needed_from()),
             _ => self.emitter.covered(),
         };
         keep.max(base) - base

@@ -221,7 +221,7 @@ impl Family {
             Arguments::JsonCallObject {
                 name_keys,
                 arguments_keys,
-            } => Some(machine::ObjectKeys {
+            } => Some(crate::field::call_object::ObjectKeys {
                 name: name_keys.clone(),
                 arguments: arguments_keys.clone(),
             }),

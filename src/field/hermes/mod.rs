@@ -3,10 +3,10 @@
 //! `<think>…</think>`. Rules: spec/hermes.md.
 //!
 //! ```
-//! use idiolect::field::{hermes, Item, Options};
+//! use idiolect::field::{hermes, Item};
 //! let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
 //!             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-//! let doc = hermes::parse(text, &Options::default());
+//! let doc = hermes::parse(text, &hermes::Options::default());
 //! assert!(matches!(&doc.items[1], Item::ToolCall { arguments, .. } if arguments == "{\"city\": \"Paris\"}"));
 //! ```
 
@@ -16,7 +16,10 @@ mod render;
 pub use machine::HermesMachine;
 pub use render::{render_calls, render_results, render_turn};
 
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
+
+family_options!("hermes", "`[\"think\"]`", spelling::family_default());
 
 family_glue!(HermesMachine, "hermes");
 

@@ -321,21 +321,16 @@ impl Machine for KimiK2Machine {
                 }
                 Mode::Arguments => {
                     let unit = &pending[at..];
-                    match self.arguments.read(unit, eof) {
-                        ObjectRead::More => {
-                            let text = self.arguments.take(unit, unit.len());
-                            self.emitter.arguments_delta(text, base + len, out);
-                            return at;
-                        }
+                    let read =
+                        self.arguments
+                            .read_emitting(unit, base + at, eof, &mut self.emitter, out);
+                    match read {
+                        ObjectRead::More => return at,
                         ObjectRead::Complete(end) => {
-                            let text = self.arguments.take(unit, end);
-                            self.emitter.arguments_delta(text, base + at + end, out);
                             at += end;
                             self.mode = Mode::Tail { empty: false };
                         }
                         ObjectRead::Stopped(stop) => {
-                            let text = self.arguments.take(unit, stop);
-                            self.emitter.arguments_delta(text, base + at + stop, out);
                             at += stop;
                             if eof && at == len {
                                 // Cut inside the object (JA-8).
