@@ -35,6 +35,17 @@ pub(crate) enum Inst {
     Char(u32),
     /// Zero or more bytes in `sets[n]` (never fails).
     Span(u32),
+    /// One or more bytes in `sets[n]`: the fused form of a `Set(n)` or `Char(n)` at
+    /// this address followed by the `Span(n)` that stays right after it. When the
+    /// input runs out inside the span, the run stops in that `Span` (so resuming
+    /// continues the span, nothing is read again); otherwise it goes on after it.
+    SpanPlus(u32),
+    /// The fused form of `Open(rule)`, `Set(set)` or `Char(set)`, `Span(set)`,
+    /// `Close(rule)` (a captured rule that is one or more bytes of a set), which stay
+    /// after it: the capture is recorded closed at once. When the input runs out
+    /// inside the span, the capture is left open and the run stops in that `Span`,
+    /// whose `Close` ends it later.
+    CaptureSpanPlus { rule: RuleId, set: u32 },
     /// Zero or more bytes other than the `n` (1 to 3) bytes in `stops`: a span over
     /// a set with a small complement, found with memchr.
     SpanUntil { stops: [u8; 3], n: u8 },
