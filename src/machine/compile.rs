@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use pest_meta::optimizer::{OptimizedExpr as Expr, OptimizedRule};
 
-use super::charset::{ByteSet, Class, Extent};
+use super::charset::{ByteSet, ByteTable, Class, Extent};
 use super::program::{Addr, Inst, Program, RuleId};
 
 /// Why a grammar cannot be compiled.
@@ -308,7 +308,7 @@ pub(crate) fn compile_full(
     fuse(&mut c.code, &entries);
     Ok(Program {
         code: c.code,
-        sets: c.sets,
+        sets: c.sets.iter().map(ByteTable::from).collect(),
         literals: c.literals,
         names: c.names,
         entries,

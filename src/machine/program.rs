@@ -1,7 +1,7 @@
 //! A compiled grammar: the instructions of the parsing machine, the byte sets and
 //! literals they refer to, and the rules by name.
 
-use super::charset::ByteSet;
+use super::charset::ByteTable;
 
 /// A rule of a compiled grammar (its index in [`Program::rule_names`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,7 +92,7 @@ pub(crate) enum Inst {
 #[derive(Clone, Debug)]
 pub struct Program {
     pub(crate) code: Vec<Inst>,
-    pub(crate) sets: Vec<ByteSet>,
+    pub(crate) sets: Vec<ByteTable>,
     pub(crate) literals: Vec<u8>,
     pub(crate) names: Vec<String>,
     /// Per rule: where a run of it starts (its subroutine, or a stub that calls it).
