@@ -199,10 +199,17 @@ impl Compiler<'_> {
                 Expr::PosPred(_) | Expr::NegPred(_) => self.first(b, ctx, skips, visiting),
                 Expr::Ident(n) if n == "SOI" || n == "EOI" => self.first(b, ctx, skips, visiting),
                 _ => {
-                    if self.nullable(a, &mut Vec::new()) {
+                    if !self.nullable(a, &mut Vec::new()) {
+                        self.first(a, ctx, skips, visiting)
+                    } else if self.skip_active(ctx, skips) {
+                        // The implicit skip between `a` and `b` could start it too.
                         None
                     } else {
-                        self.first(a, ctx, skips, visiting)
+                        // `a` either consumes (a byte of its lead set first) or
+                        // matches nothing and leaves the next byte to `b`.
+                        let lead = self.lead(a, ctx, skips, &mut Vec::new())?;
+                        let b = self.first(b, ctx, skips, visiting)?;
+                        Some(lead.union(&b))
                     }
                 }
             },
@@ -212,6 +219,68 @@ impl Compiler<'_> {
                 Some(a.union(&b))
             }
             Expr::RestoreOnErr(e) => self.first(e, ctx, skips, visiting),
+            _ => None,
+        }
+    }
+
+    /// Bytes every match of `expr` that consumes input starts with, whether or not
+    /// `expr` can also match nothing (`None`: not known). Unlike [`Self::first`], it
+    /// says nothing about the empty match; a predicate gives `None`, since it looks
+    /// at bytes without consuming them.
+    pub(super) fn lead(
+        &self,
+        expr: &Expr,
+        ctx: Ctx,
+        skips: bool,
+        visiting: &mut Vec<usize>,
+    ) -> Option<ByteSet> {
+        if let Some(class) = self.class_of(expr, ctx, skips, &mut Vec::new()) {
+            return Some(class.lead_bytes());
+        }
+        match expr {
+            Expr::Str(_) | Expr::Insens(_) => Some(
+                self.first(expr, ctx, skips, visiting)
+                    .unwrap_or(ByteSet::EMPTY),
+            ),
+            Expr::Ident(name) => match self.index.get(name.as_str()) {
+                Some(&r) => {
+                    if visiting.contains(&r) {
+                        return None;
+                    }
+                    let (body, body_skips) = self.body_ctx(r, ctx);
+                    visiting.push(r);
+                    let set = self.lead(&self.rules[r].expr, body, body_skips, visiting);
+                    visiting.pop();
+                    set
+                }
+                None => match name.as_str() {
+                    "NEWLINE" => {
+                        let mut set = ByteSet::EMPTY;
+                        set.insert(b'\n');
+                        set.insert(b'\r');
+                        Some(set)
+                    }
+                    _ => None,
+                },
+            },
+            Expr::Seq(a, b) => {
+                let lead = self.lead(a, ctx, skips, visiting)?;
+                if !self.nullable(a, &mut Vec::new()) {
+                    return Some(lead);
+                }
+                if self.skip_active(ctx, skips) {
+                    return None;
+                }
+                Some(lead.union(&self.lead(b, ctx, skips, visiting)?))
+            }
+            Expr::Choice(a, b) => {
+                let a = self.lead(a, ctx, skips, visiting)?;
+                Some(a.union(&self.lead(b, ctx, skips, visiting)?))
+            }
+            // A repetition's first round comes first (skips run only between rounds).
+            Expr::Opt(e) | Expr::Rep(e) | Expr::RestoreOnErr(e) => {
+                self.lead(e, ctx, skips, visiting)
+            }
             _ => None,
         }
     }

@@ -58,6 +58,25 @@ impl ByteSet {
     }
 }
 
+/// A set of bytes as the machine tests it: one flag per byte, so a test is one load
+/// (a bitmap needs a shift and a mask more, on every byte of a span).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByteTable([bool; 256]);
+
+impl ByteTable {
+    /// Whether `b` is in the set.
+    #[inline(always)]
+    pub fn contains(&self, b: u8) -> bool {
+        self.0[b as usize]
+    }
+}
+
+impl From<&ByteSet> for ByteTable {
+    fn from(set: &ByteSet) -> Self {
+        ByteTable(std::array::from_fn(|b| set.contains(b as u8)))
+    }
+}
+
 const MAX_CHAR: u32 = 0x10FFFF;
 const SURROGATES: (u32, u32) = (0xD800, 0xDFFF);
 

@@ -16,13 +16,16 @@
 //! them, `!c ~ d`, silent rules made of them) are folded into one set test;
 //! repetitions of a set become a span (memchr for a set with at most three bytes
 //! left out); choices, options and loops whose first byte is known get a head test
-//! that skips the backtrack entry.
+//! that skips the backtrack entry (a part that can match nothing, such as `ws*`,
+//! adds the bytes it can start with to the part after it); and, last, common shapes
+//! (one or more bytes of a set, captured or not) are fused into one instruction
+//! that keeps the original ones after it for when the input runs out inside.
 
 use std::collections::HashMap;
 
 use pest_meta::optimizer::{OptimizedExpr as Expr, OptimizedRule};
 
-use super::charset::{ByteSet, Class, Extent};
+use super::charset::{ByteSet, ByteTable, Class, Extent};
 use super::program::{Addr, Inst, Program, RuleId};
 
 /// Why a grammar cannot be compiled.
@@ -302,14 +305,55 @@ pub(crate) fn compile_full(
             _ => Inst::Call(to),
         };
     }
+    fuse(&mut c.code, &entries);
     Ok(Program {
         code: c.code,
-        sets: c.sets,
+        sets: c.sets.iter().map(ByteTable::from).collect(),
         literals: c.literals,
         names: c.names,
         entries,
         bounds,
     })
+}
+
+/// Rewrites common shapes into fused instructions, in place: the fused instruction
+/// replaces the first of the shape and the rest stay where they were, as the path the
+/// machine takes when the input runs out inside the shape. Addresses do not move, so
+/// no jump needs patching; a shape is fused only if no jump, call, return or entry
+/// lands inside it (only at its start).
+fn fuse(code: &mut [Inst], entries: &[Addr]) {
+    let mut target = vec![false; code.len() + 1];
+    for &entry in entries {
+        target[entry as usize] = true;
+    }
+    for (at, inst) in code.iter().enumerate() {
+        match *inst {
+            Inst::TestSet { miss: to, .. }
+            | Inst::Choice(to)
+            | Inst::Commit(to)
+            | Inst::PartialCommit(to)
+            | Inst::BackCommit(to) => target[to as usize] = true,
+            Inst::Call(to) | Inst::CallBounded { to, .. } => {
+                target[to as usize] = true;
+                target[at + 1] = true;
+            }
+            _ => {}
+        }
+    }
+    for k in 0..code.len() {
+        let inside = |n: usize| (k + 1..=k + n).any(|a| target[a]);
+        match code[k..] {
+            [Inst::Open(rule), Inst::Set(s) | Inst::Char(s), Inst::Span(t), Inst::Close(r), ..]
+                if s == t && r == rule && !inside(3) =>
+            {
+                code[k] = Inst::CaptureSpanPlus { rule, set: s };
+            }
+            [Inst::Set(s) | Inst::Char(s), Inst::Span(t), ..] if s == t && !inside(1) => {
+                code[k] = Inst::SpanPlus(s);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The mis-compilation argument (a type that exists only in tests).

@@ -1,7 +1,7 @@
 //! A compiled grammar: the instructions of the parsing machine, the byte sets and
 //! literals they refer to, and the rules by name.
 
-use super::charset::ByteSet;
+use super::charset::ByteTable;
 
 /// A rule of a compiled grammar (its index in [`Program::rule_names`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +35,17 @@ pub(crate) enum Inst {
     Char(u32),
     /// Zero or more bytes in `sets[n]` (never fails).
     Span(u32),
+    /// One or more bytes in `sets[n]`: the fused form of a `Set(n)` or `Char(n)` at
+    /// this address followed by the `Span(n)` that stays right after it. When the
+    /// input runs out inside the span, the run stops in that `Span` (so resuming
+    /// continues the span, nothing is read again); otherwise it goes on after it.
+    SpanPlus(u32),
+    /// The fused form of `Open(rule)`, `Set(set)` or `Char(set)`, `Span(set)`,
+    /// `Close(rule)` (a captured rule that is one or more bytes of a set), which stay
+    /// after it: the capture is recorded closed at once. When the input runs out
+    /// inside the span, the capture is left open and the run stops in that `Span`,
+    /// whose `Close` ends it later.
+    CaptureSpanPlus { rule: RuleId, set: u32 },
     /// Zero or more bytes other than the `n` (1 to 3) bytes in `stops`: a span over
     /// a set with a small complement, found with memchr.
     SpanUntil { stops: [u8; 3], n: u8 },
@@ -81,7 +92,7 @@ pub(crate) enum Inst {
 #[derive(Clone, Debug)]
 pub struct Program {
     pub(crate) code: Vec<Inst>,
-    pub(crate) sets: Vec<ByteSet>,
+    pub(crate) sets: Vec<ByteTable>,
     pub(crate) literals: Vec<u8>,
     pub(crate) names: Vec<String>,
     /// Per rule: where a run of it starts (its subroutine, or a stub that calls it).

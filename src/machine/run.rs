@@ -179,274 +179,336 @@ impl<'p> ParsingMachine<'p> {
         }
         let program = self.program;
         let code = &program.code[..];
+        let sets = &program.sets[..];
         let len = input.len();
         let mut ip = self.ip as usize;
         let mut pos = self.pos;
-        // `fail!` backtracks to the latest choice, or ends the run.
-        macro_rules! fail {
-            () => {{
-                if pos > self.furthest {
-                    self.furthest = pos;
-                }
-                loop {
-                    match self.stack.pop() {
-                        None => {
-                            let outcome = Outcome::Rejected {
-                                furthest: self.furthest,
-                            };
-                            self.done = Some(outcome);
-                            return outcome;
-                        }
-                        Some(Frame::Call { slot, .. }) => {
-                            if slot != NO_SLOT {
-                                self.nesting[slot as usize] -= 1;
-                            }
-                        }
-                        Some(Frame::Choice { alt, pos: p, caps }) => {
-                            pos = p;
-                            self.captures.truncate(caps);
-                            ip = alt as usize;
-                            break;
-                        }
-                    }
-                }
-                continue;
-            }};
-        }
-        // `more!` stops before the current instruction when input may still come.
-        macro_rules! more {
-            () => {{
-                if eof {
-                    fail!();
-                }
-                self.ip = ip as Addr;
-                self.pos = pos;
-                self.furthest = self.furthest.max(pos);
-                return Outcome::NeedMore;
-            }};
-        }
-        macro_rules! push {
-            ($frame:expr) => {{
-                if self.stack.len() >= self.depth {
-                    let outcome = Outcome::TooDeep { at: pos };
-                    self.done = Some(outcome);
-                    return outcome;
-                }
-                self.stack.push($frame);
-            }};
-        }
+        // The loop below leaves through `'more` (stop before the instruction at `ip`
+        // when input may still come) or `'fail` (backtrack to the latest choice), so
+        // that each of those paths exists once and the step loop stays small.
         loop {
-            match code[ip] {
-                Inst::Byte(b) => match input.get(pos) {
-                    Some(&c) if c == b => {
-                        pos += 1;
-                        ip += 1;
-                    }
-                    Some(_) => fail!(),
-                    None => more!(),
-                },
-                Inst::Literal { at, len: n } => {
-                    let lit = &program.literals[at as usize..(at + n) as usize];
-                    if input.get(pos..pos + lit.len()) == Some(lit) {
-                        pos += lit.len();
-                        ip += 1;
-                        continue;
-                    }
-                    let have = &input[pos..len.min(pos + lit.len())];
-                    if let Some(k) = have.iter().zip(lit).position(|(a, b)| a != b) {
-                        self.furthest = self.furthest.max(pos + k);
-                        fail!();
-                    }
-                    if have.len() < lit.len() {
-                        more!();
-                    }
-                    pos += lit.len();
-                    ip += 1;
-                }
-                Inst::LiteralInsens { at, len: n } => {
-                    let lit = &program.literals[at as usize..(at + n) as usize];
-                    let have = &input[pos..len.min(pos + lit.len())];
-                    if let Some(k) = have
-                        .iter()
-                        .zip(lit)
-                        .position(|(a, b)| !a.eq_ignore_ascii_case(b))
-                    {
-                        self.furthest = self.furthest.max(pos + k);
-                        fail!();
-                    }
-                    if have.len() < lit.len() {
-                        more!();
-                    }
-                    pos += lit.len();
-                    ip += 1;
-                }
-                Inst::Set(s) => match input.get(pos) {
-                    Some(&c) if program.sets[s as usize].contains(c) => {
-                        pos += 1;
-                        ip += 1;
-                    }
-                    Some(_) => fail!(),
-                    None => more!(),
-                },
-                Inst::Char(s) => match input.get(pos) {
-                    Some(&c) if program.sets[s as usize].contains(c) => {
-                        let n = char_len(c);
-                        if pos + n > len {
-                            more!();
-                        }
-                        pos += n;
-                        ip += 1;
-                    }
-                    Some(_) => fail!(),
-                    None => more!(),
-                },
-                Inst::Span(s) => {
-                    let set = &program.sets[s as usize];
-                    while pos < len && set.contains(input[pos]) {
-                        pos += 1;
-                    }
-                    if pos == len {
-                        if !eof {
-                            more!();
-                        }
-                        self.furthest = self.furthest.max(pos);
-                    }
-                    ip += 1;
-                }
-                Inst::SpanUntil { stops, n } => {
-                    let rest = &input[pos..];
-                    let found = match n {
-                        1 => memchr::memchr(stops[0], rest),
-                        2 => memchr::memchr2(stops[0], stops[1], rest),
-                        _ => memchr::memchr3(stops[0], stops[1], stops[2], rest),
-                    };
-                    match found {
-                        Some(k) => pos += k,
-                        None => {
-                            pos = len;
-                            if !eof {
-                                more!();
+            'fail: {
+                'more: {
+                    loop {
+                        match code[ip] {
+                            Inst::Byte(b) => match input.get(pos) {
+                                Some(&c) if c == b => {
+                                    pos += 1;
+                                    ip += 1;
+                                }
+                                Some(_) => break 'fail,
+                                None => break 'more,
+                            },
+                            Inst::Literal { at, len: n } => {
+                                let lit = &program.literals[at as usize..(at + n) as usize];
+                                if input.get(pos..pos + lit.len()) == Some(lit) {
+                                    pos += lit.len();
+                                    ip += 1;
+                                    continue;
+                                }
+                                let have = &input[pos..len.min(pos + lit.len())];
+                                if let Some(k) = have.iter().zip(lit).position(|(a, b)| a != b) {
+                                    self.furthest = self.furthest.max(pos + k);
+                                    break 'fail;
+                                }
+                                break 'more;
                             }
-                            self.furthest = self.furthest.max(pos);
+                            Inst::LiteralInsens { at, len: n } => {
+                                let lit = &program.literals[at as usize..(at + n) as usize];
+                                let have = &input[pos..len.min(pos + lit.len())];
+                                if let Some(k) = have
+                                    .iter()
+                                    .zip(lit)
+                                    .position(|(a, b)| !a.eq_ignore_ascii_case(b))
+                                {
+                                    self.furthest = self.furthest.max(pos + k);
+                                    break 'fail;
+                                }
+                                if have.len() < lit.len() {
+                                    break 'more;
+                                }
+                                pos += lit.len();
+                                ip += 1;
+                            }
+                            Inst::Set(s) => match input.get(pos) {
+                                Some(&c) if sets[s as usize].contains(c) => {
+                                    pos += 1;
+                                    ip += 1;
+                                }
+                                Some(_) => break 'fail,
+                                None => break 'more,
+                            },
+                            Inst::Char(s) => match input.get(pos) {
+                                Some(&c) if sets[s as usize].contains(c) => {
+                                    let n = char_len(c);
+                                    if pos + n > len {
+                                        break 'more;
+                                    }
+                                    pos += n;
+                                    ip += 1;
+                                }
+                                Some(_) => break 'fail,
+                                None => break 'more,
+                            },
+                            Inst::Span(s) => {
+                                let set = &sets[s as usize];
+                                while pos < len && set.contains(input[pos]) {
+                                    pos += 1;
+                                }
+                                if pos == len {
+                                    if !eof {
+                                        break 'more;
+                                    }
+                                    self.furthest = self.furthest.max(pos);
+                                }
+                                ip += 1;
+                            }
+                            Inst::SpanPlus(s) => {
+                                let set = &sets[s as usize];
+                                match input.get(pos) {
+                                    Some(&c) if set.contains(c) => {
+                                        pos += 1;
+                                        while pos < len && set.contains(input[pos]) {
+                                            pos += 1;
+                                        }
+                                        if pos == len {
+                                            if !eof {
+                                                // Stop in the `Span` after this instruction.
+                                                ip += 1;
+                                                break 'more;
+                                            }
+                                            self.furthest = self.furthest.max(pos);
+                                        }
+                                        ip += 2;
+                                    }
+                                    Some(_) => break 'fail,
+                                    None => break 'more,
+                                }
+                            }
+                            Inst::CaptureSpanPlus { rule, set: s } => {
+                                let set = &sets[s as usize];
+                                match input.get(pos) {
+                                    Some(&c) if set.contains(c) => {
+                                        let start = pos;
+                                        pos += 1;
+                                        while pos < len && set.contains(input[pos]) {
+                                            pos += 1;
+                                        }
+                                        let wanted = self.wants(rule);
+                                        let mut end = pos;
+                                        if pos == len {
+                                            if !eof {
+                                                // Left open; stop in the `Span`, whose
+                                                // `Close` follows.
+                                                end = OPEN;
+                                            } else {
+                                                self.furthest = self.furthest.max(pos);
+                                            }
+                                        }
+                                        if wanted {
+                                            self.captures.push(Capture { rule, start, end });
+                                        }
+                                        if end == OPEN {
+                                            ip += 2;
+                                            break 'more;
+                                        }
+                                        ip += 4;
+                                    }
+                                    Some(_) => break 'fail,
+                                    None => break 'more,
+                                }
+                            }
+                            Inst::SpanUntil { stops, n } => {
+                                let rest = &input[pos..];
+                                let found = match n {
+                                    1 => memchr::memchr(stops[0], rest),
+                                    2 => memchr::memchr2(stops[0], stops[1], rest),
+                                    _ => memchr::memchr3(stops[0], stops[1], stops[2], rest),
+                                };
+                                match found {
+                                    Some(k) => pos += k,
+                                    None => {
+                                        pos = len;
+                                        if !eof {
+                                            break 'more;
+                                        }
+                                        self.furthest = self.furthest.max(pos);
+                                    }
+                                }
+                                ip += 1;
+                            }
+                            Inst::TestSet { set, miss } => match input.get(pos) {
+                                Some(&c) if sets[set as usize].contains(c) => ip += 1,
+                                Some(_) => ip = miss as usize,
+                                None if eof => ip = miss as usize,
+                                None => break 'more,
+                            },
+                            Inst::Choice(alt) => {
+                                if self.stack.len() >= self.depth {
+                                    return self.too_deep(pos);
+                                }
+                                self.stack.push(Frame::Choice {
+                                    alt,
+                                    pos,
+                                    caps: self.captures.len(),
+                                });
+                                ip += 1;
+                            }
+                            Inst::Commit(to) => {
+                                self.stack.pop();
+                                ip = to as usize;
+                            }
+                            Inst::PartialCommit(to) => {
+                                if let Some(Frame::Choice { pos: p, caps, .. }) =
+                                    self.stack.last_mut()
+                                {
+                                    *p = pos;
+                                    *caps = self.captures.len();
+                                }
+                                ip = to as usize;
+                            }
+                            Inst::BackCommit(to) => {
+                                if let Some(Frame::Choice { pos: p, caps, .. }) = self.stack.pop() {
+                                    pos = p;
+                                    self.captures.truncate(caps);
+                                }
+                                ip = to as usize;
+                            }
+                            Inst::FailTwice => {
+                                self.stack.pop();
+                                break 'fail;
+                            }
+                            Inst::Fail => break 'fail,
+                            Inst::Call(to) => {
+                                if self.stack.len() >= self.depth {
+                                    return self.too_deep(pos);
+                                }
+                                self.stack.push(Frame::Call {
+                                    ret: ip as Addr + 1,
+                                    slot: NO_SLOT,
+                                });
+                                ip = to as usize;
+                            }
+                            Inst::CallBounded { to, slot } => {
+                                let pending = self.nesting[slot as usize];
+                                if pending >= program.bounds[slot as usize] {
+                                    break 'fail;
+                                }
+                                if self.stack.len() >= self.depth {
+                                    return self.too_deep(pos);
+                                }
+                                self.stack.push(Frame::Call {
+                                    ret: ip as Addr + 1,
+                                    slot,
+                                });
+                                self.nesting[slot as usize] = pending + 1;
+                                ip = to as usize;
+                            }
+                            Inst::Return => match self.stack.pop() {
+                                Some(Frame::Call { ret, slot }) => {
+                                    if slot != NO_SLOT {
+                                        self.nesting[slot as usize] -= 1;
+                                    }
+                                    ip = ret as usize;
+                                }
+                                // The entry rule's own subroutine returned: the run matched.
+                                None => return self.matched(pos),
+                                // The compiler pairs every return with its call.
+                                _ => break 'fail,
+                            },
+                            Inst::Open(rule) => {
+                                if self.wants(rule) {
+                                    self.captures.push(Capture {
+                                        rule,
+                                        start: pos,
+                                        end: OPEN,
+                                    });
+                                }
+                                ip += 1;
+                            }
+                            Inst::Close(rule) => {
+                                if self.wants(rule) {
+                                    // Captures after the open one are its children, all closed.
+                                    if let Some(c) =
+                                        self.captures.iter_mut().rev().find(|c| c.end == OPEN)
+                                    {
+                                        c.end = pos;
+                                    }
+                                }
+                                ip += 1;
+                            }
+                            Inst::Soi => {
+                                if pos != 0 {
+                                    break 'fail;
+                                }
+                                ip += 1;
+                            }
+                            Inst::Eoi => {
+                                if pos < len {
+                                    break 'fail;
+                                }
+                                if !eof {
+                                    break 'more;
+                                }
+                                ip += 1;
+                            }
+                            Inst::End => return self.matched(pos),
                         }
                     }
-                    ip += 1;
                 }
-                Inst::TestSet { set, miss } => match input.get(pos) {
-                    Some(&c) if program.sets[set as usize].contains(c) => ip += 1,
-                    Some(_) => ip = miss as usize,
-                    None if eof => ip = miss as usize,
-                    None => more!(),
-                },
-                Inst::Choice(alt) => {
-                    push!(Frame::Choice {
-                        alt,
-                        pos,
-                        caps: self.captures.len(),
-                    });
-                    ip += 1;
+                // Need more: stop before the instruction at `ip`, unless the input
+                // has ended (then the instruction fails).
+                if !eof {
+                    self.ip = ip as Addr;
+                    self.pos = pos;
+                    self.furthest = self.furthest.max(pos);
+                    return Outcome::NeedMore;
                 }
-                Inst::Commit(to) => {
-                    self.stack.pop();
-                    ip = to as usize;
-                }
-                Inst::PartialCommit(to) => {
-                    if let Some(Frame::Choice { pos: p, caps, .. }) = self.stack.last_mut() {
-                        *p = pos;
-                        *caps = self.captures.len();
-                    }
-                    ip = to as usize;
-                }
-                Inst::BackCommit(to) => {
-                    if let Some(Frame::Choice { pos: p, caps, .. }) = self.stack.pop() {
-                        pos = p;
-                        self.captures.truncate(caps);
-                    }
-                    ip = to as usize;
-                }
-                Inst::FailTwice => {
-                    self.stack.pop();
-                    fail!();
-                }
-                Inst::Fail => fail!(),
-                Inst::Call(to) => {
-                    push!(Frame::Call {
-                        ret: ip as Addr + 1,
-                        slot: NO_SLOT,
-                    });
-                    ip = to as usize;
-                }
-                Inst::CallBounded { to, slot } => {
-                    let pending = self.nesting[slot as usize];
-                    if pending >= program.bounds[slot as usize] {
-                        fail!();
-                    }
-                    push!(Frame::Call {
-                        ret: ip as Addr + 1,
-                        slot,
-                    });
-                    self.nesting[slot as usize] = pending + 1;
-                    ip = to as usize;
-                }
-                Inst::Return => match self.stack.pop() {
-                    Some(Frame::Call { ret, slot }) => {
-                        if slot != NO_SLOT {
-                            self.nesting[slot as usize] -= 1;
-                        }
-                        ip = ret as usize;
-                    }
-                    // The entry rule's own subroutine returned: the run matched.
+            }
+            // Fail: backtrack to the latest choice, or end the run rejected.
+            if pos > self.furthest {
+                self.furthest = pos;
+            }
+            loop {
+                match self.stack.pop() {
                     None => {
-                        self.furthest = self.furthest.max(pos);
-                        let outcome = Outcome::Matched { end: pos };
+                        let outcome = Outcome::Rejected {
+                            furthest: self.furthest,
+                        };
                         self.done = Some(outcome);
                         return outcome;
                     }
-                    // The compiler pairs every return with its call.
-                    _ => fail!(),
-                },
-                Inst::Open(rule) => {
-                    if self.wants(rule) {
-                        self.captures.push(Capture {
-                            rule,
-                            start: pos,
-                            end: OPEN,
-                        });
-                    }
-                    ip += 1;
-                }
-                Inst::Close(rule) => {
-                    if self.wants(rule) {
-                        // Captures after the open one are its children, all closed.
-                        if let Some(c) = self.captures.iter_mut().rev().find(|c| c.end == OPEN) {
-                            c.end = pos;
+                    Some(Frame::Call { slot, .. }) => {
+                        if slot != NO_SLOT {
+                            self.nesting[slot as usize] -= 1;
                         }
                     }
-                    ip += 1;
-                }
-                Inst::Soi => {
-                    if pos != 0 {
-                        fail!();
+                    Some(Frame::Choice { alt, pos: p, caps }) => {
+                        pos = p;
+                        self.captures.truncate(caps);
+                        ip = alt as usize;
+                        break;
                     }
-                    ip += 1;
-                }
-                Inst::Eoi => {
-                    if pos < len {
-                        fail!();
-                    }
-                    if !eof {
-                        more!();
-                    }
-                    ip += 1;
-                }
-                Inst::End => {
-                    self.furthest = self.furthest.max(pos);
-                    let outcome = Outcome::Matched { end: pos };
-                    self.done = Some(outcome);
-                    return outcome;
                 }
             }
         }
+    }
+
+    /// Ends the run matched at `pos`.
+    #[cold]
+    fn matched(&mut self, pos: usize) -> Outcome {
+        self.furthest = self.furthest.max(pos);
+        let outcome = Outcome::Matched { end: pos };
+        self.done = Some(outcome);
+        outcome
+    }
+
+    /// Ends the run: the depth bound is reached at `pos`.
+    #[cold]
+    fn too_deep(&mut self, pos: usize) -> Outcome {
+        let outcome = Outcome::TooDeep { at: pos };
+        self.done = Some(outcome);
+        outcome
     }
 }
 
