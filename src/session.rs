@@ -612,7 +612,7 @@ pub(crate) const DIALECTS: [Dialect; 17] = [
         summary: "tool calls as <tool_call>{json}</tool_call>, reasoning in <think> (Hermes, Qwen2.5, QwQ, Qwen3)",
         open: open::<field::hermes::HermesMachine>,
         render: Some(field::hermes::render_json),
-        schemas: schemas::<field::Options, field::Document>,
+        schemas: schemas::<field::hermes::Options, field::Document>,
     },
     Dialect {
         name: "qwen3-coder",
