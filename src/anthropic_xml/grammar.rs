@@ -1,4 +1,4 @@
-//! The pest parser generated from grammar/anthropic-xml.pest (the oracle the parsing
+//! The pest parser generated from grammar/anthropic-xml.pest with grammar/common.pest (the oracle the parsing
 //! machine is tested against; the dialect runs the same grammar on the machine), and
 //! the structural names.
 // Generated code: pest adds an undocumented `EOI` variant and `Rule::all_rules`.
@@ -15,6 +15,7 @@ use crate::machine::{compile_capturing, Program};
 #[allow(dead_code)]
 #[derive(Parser)]
 #[grammar = "grammar/anthropic-xml.pest"]
+#[grammar = "grammar/common.pest"]
 pub struct AnthropicXmlGrammar;
 
 /// A structural name (AX-2).
@@ -72,13 +73,18 @@ pub const CAPTURED: [&str; 12] = [
     "parameter_closer",
 ];
 
-/// grammar/anthropic-xml.pest compiled for the parsing machine, once. The grammar is
+/// grammar/anthropic-xml.pest with grammar/common.pest compiled for the parsing machine, once. The grammar is
 /// part of the crate and a test compiles it, so the `expect` cannot fire on a build
 /// whose tests pass.
 pub fn program() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        compile_capturing(include_str!("../../grammar/anthropic-xml.pest"), &CAPTURED)
-            .expect("grammar/anthropic-xml.pest compiles (tested)")
+        let text = concat!(
+            include_str!("../../grammar/anthropic-xml.pest"),
+            "\n",
+            include_str!("../../grammar/common.pest")
+        );
+        compile_capturing(text, &CAPTURED)
+            .expect("grammar/anthropic-xml.pest with common.pest compiles (tested)")
     })
 }

@@ -46,7 +46,11 @@ macro_rules! oracle {
     };
 }
 
-oracle!(anthropic_xml_oracle, "grammar/anthropic-xml.pest");
+oracle!(
+    anthropic_xml_oracle,
+    "grammar/anthropic-xml.pest",
+    "grammar/common.pest"
+);
 oracle!(
     sections_oracle,
     "grammar/sections.pest",
@@ -435,7 +439,7 @@ proptest! {
 
     #[test]
     fn anthropic_xml_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<anthropic_xml_oracle::Oracle>(&grammar_text(&["grammar/anthropic-xml.pest"]), seed)?;
+        check_grammar::<anthropic_xml_oracle::Oracle>(&grammar_text(&["grammar/anthropic-xml.pest", "grammar/common.pest"]), seed)?;
     }
 
     #[test]
@@ -690,7 +694,11 @@ fn a_nesting_bound_is_the_recursion_written_out() {
 
 #[test]
 fn need_more_keeps_the_state_and_decides_on_the_deciding_byte() {
-    let program = compile(&grammar_text(&["grammar/anthropic-xml.pest"])).expect("compiles");
+    let program = compile(&grammar_text(&[
+        "grammar/anthropic-xml.pest",
+        "grammar/common.pest",
+    ]))
+    .expect("compiles");
     let mut machine = ParsingMachine::new(&program);
     let rule = program.rule("closer").expect("rule");
     machine.start(rule);
@@ -710,7 +718,7 @@ fn need_more_keeps_the_state_and_decides_on_the_deciding_byte() {
 #[test]
 fn every_grammar_of_the_crate_compiles() {
     for files in [
-        &["grammar/anthropic-xml.pest"][..],
+        &["grammar/anthropic-xml.pest", "grammar/common.pest"][..],
         &["grammar/sections.pest", "grammar/common.pest"],
         &["grammar/kindaxml.pest"],
         &["grammar/plurnk.pest"],
