@@ -89,3 +89,63 @@ pub fn call_of(item: &Item) -> Option<CallSpec> {
         _ => None,
     }
 }
+
+/// A parameter value as the XML-parameter templates write it (qwen3-coder, glm,
+/// minimax-m2): strings raw, everything else as JSON.
+pub(crate) fn raw_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The arguments of `spec` as a JSON object, for the families that write one
+/// parameter per key, in order.
+pub(crate) fn object_arguments(spec: &CallSpec) -> Result<serde_json::Map<String, Value>, String> {
+    let arguments: Value = serde_json::from_str(&spec.arguments_text()?)
+        .map_err(|e| format!("arguments of {:?}: {e}", spec.name))?;
+    match arguments {
+        Value::Object(params) => Ok(params),
+        _ => Err(format!("arguments of {:?} are not an object", spec.name)),
+    }
+}
+
+/// How a family writes one call.
+pub(crate) type WriteCall = fn(&CallSpec, &mut String) -> Result<(), String>;
+
+/// Calls written one block each by `call`, joined by newlines.
+pub(crate) fn joined_calls(calls: &[CallSpec], call: WriteCall) -> Result<String, String> {
+    let mut out = String::new();
+    for (i, spec) in calls.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        call(spec, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// A whole turn for the families that reason in `<think>`: reasoning as
+/// `<think>…</think>` (left open when it was not closed), text verbatim, each call
+/// as `call` writes it.
+pub(crate) fn think_turn(doc: &Document, call: WriteCall) -> Result<String, String> {
+    let mut out = String::new();
+    for item in &doc.items {
+        match item {
+            Item::Reasoning { text, closed, .. } => {
+                out.push_str("<think>");
+                out.push_str(text);
+                if *closed {
+                    out.push_str("</think>");
+                }
+            }
+            Item::Text { text, .. } => out.push_str(text),
+            Item::ToolCall { .. } => {
+                if let Some(spec) = call_of(item) {
+                    call(&spec, &mut out)?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}

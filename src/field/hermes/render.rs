@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use crate::field::render_input::{call_of, list_of, turn, CallSpec, ResultSpec};
-use crate::field::{Document, Item};
+use crate::field::render_input::{joined_calls, list_of, think_turn, turn, CallSpec, ResultSpec};
+use crate::field::Document;
 
 /// One call as the hermes templates write it: `<tool_call>`, newline, the JSON
 /// object with `name` first and the arguments text as given, newline, the closer.
@@ -19,14 +19,7 @@ fn call(spec: &CallSpec, out: &mut String) -> Result<(), String> {
 
 /// Tool calls, one block each, joined by newlines.
 pub fn render_calls(calls: &[CallSpec]) -> Result<String, String> {
-    let mut out = String::new();
-    for (i, spec) in calls.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        call(spec, &mut out)?;
-    }
-    Ok(out)
+    joined_calls(calls, call)
 }
 
 /// Tool results as the Qwen/Hermes templates put them in the following user turn:
@@ -45,25 +38,7 @@ pub fn render_results(results: &[ResultSpec]) -> String {
 /// result gives the turn back when its text and reasoning contain no markers and
 /// its calls are complete.
 pub fn render_turn(doc: &Document) -> Result<String, String> {
-    let mut out = String::new();
-    for item in &doc.items {
-        match item {
-            Item::Reasoning { text, closed, .. } => {
-                out.push_str("<think>");
-                out.push_str(text);
-                if *closed {
-                    out.push_str("</think>");
-                }
-            }
-            Item::Text { text, .. } => out.push_str(text),
-            Item::ToolCall { .. } => {
-                if let Some(spec) = call_of(item) {
-                    call(&spec, &mut out)?;
-                }
-            }
-        }
-    }
-    Ok(out)
+    think_turn(doc, call)
 }
 
 /// `idiolect render hermes --what calls|results|turn`.

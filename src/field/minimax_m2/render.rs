@@ -2,28 +2,18 @@
 
 use serde_json::Value;
 
-use crate::field::render_input::{call_of, list_of, turn, CallSpec, ResultSpec};
+use crate::field::render_input::{
+    call_of, list_of, object_arguments, raw_value, turn, CallSpec, ResultSpec,
+};
 use crate::field::{Document, Item};
 
 const BLOCK_OPEN: &str = "<minimax:tool_call>\n";
 const BLOCK_CLOSE: &str = "</minimax:tool_call>";
 
-/// A value as the template writes it: strings raw, everything else as JSON.
-fn raw_value(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// One invoke. The arguments must be a JSON object (its keys become parameters,
 /// in order).
 fn invoke(spec: &CallSpec, out: &mut String) -> Result<(), String> {
-    let arguments: Value = serde_json::from_str(&spec.arguments_text()?)
-        .map_err(|e| format!("arguments of {:?}: {e}", spec.name))?;
-    let Value::Object(params) = arguments else {
-        return Err(format!("arguments of {:?} are not an object", spec.name));
-    };
+    let params = object_arguments(spec)?;
     out.push_str("<invoke name=\"");
     out.push_str(&spec.name);
     out.push_str("\">\n");
