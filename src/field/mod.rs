@@ -174,6 +174,7 @@ pub mod pythonic;
 pub mod qwen3_coder;
 pub mod reasoning;
 pub mod render_input;
+mod sectioned;
 pub mod typing;
 mod xml_parameters;
 

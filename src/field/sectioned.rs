@@ -1,0 +1,455 @@
+//! The machine of the sectioned JSON families, deepseek (v3 and v3.1) and kimi-k2:
+//! prose scanned for markers; a calls section opened by a marker, holding call
+//! headers separated by whitespace; after each header a JSON arguments object, then
+//! the call's tail; malformed arguments read raw up to the tail. Every marker,
+//! header and tail is recognised by an entry rule of the family's grammar on the
+//! parsing machine; the families differ only in their rules and in the few choices
+//! of [`Format`] (spec/deepseek-v3.md, spec/deepseek-v3.1.md, spec/kimi-k2.md).
+
+use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
+use crate::field::probe::MarkerProbe;
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::reasoning::Spelling;
+use crate::field::{Emitter, Event};
+use crate::machine::{Capture, Outcome, Program, RuleId};
+
+/// A sectioned family's grammar rules and choices.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Format {
+    /// The grammar the rules belong to.
+    pub(crate) program: &'static Program,
+    /// The marker rules of prose: plain, in text, in reasoning.
+    pub(crate) prose: ProseRules,
+    /// Whitespace between the markers of a section.
+    pub(crate) section_space: RuleId,
+    /// A call header or the section's end, at a `<` inside a section.
+    pub(crate) section_marker: RuleId,
+    /// What ends a call after its arguments.
+    pub(crate) call_tail: RuleId,
+    /// Captured by the prose marker that opens a section.
+    pub(crate) section_begin: RuleId,
+    /// Captured by the section marker that closes the section.
+    pub(crate) section_end: RuleId,
+    /// Captured: the called function's name in a header.
+    pub(crate) tool_name: RuleId,
+    /// Captured: the call id written in a header, for families that write one.
+    pub(crate) call_id: Option<RuleId>,
+    /// Bytes besides JSON whitespace and `<` at which malformed arguments may end
+    /// (deepseek-v3's closing fence begins with a backquote).
+    pub(crate) raw_stop: Option<u8>,
+    /// Whether a section ends reasoning for good, so text follows the section
+    /// (kimi-k2, KK-5); otherwise reasoning goes on after it (deepseek, FD-2).
+    pub(crate) section_ends_reasoning: bool,
+}
+
+/// Where the machine stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Text or reasoning.
+    Prose,
+    /// In a calls section.
+    Section,
+    /// Reading a call's arguments object (JA-1).
+    Arguments,
+    /// After the object, or right after a header with empty arguments: the call
+    /// tail.
+    Tail {
+        /// The header was followed by the tail at once (JA-6).
+        empty: bool,
+    },
+    /// Malformed arguments, read raw up to the call tail.
+    Raw,
+}
+
+/// What the active probe is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    Marker,
+    SectionSpace,
+    SectionMarker,
+    Tail,
+}
+
+/// The state machine of a sectioned family; the re-entry layer drives it through
+/// the family's machine type.
+#[derive(Clone, Debug)]
+pub(crate) struct SectionedMachine {
+    format: Format,
+    emitter: Emitter,
+    /// The grammar's marker and header rules, one candidate at a time.
+    probe: MarkerProbe,
+    /// The accepted reasoning wrappers.
+    wrappers: FamilyWrappers,
+    /// The active probe; its candidate is the first pending byte.
+    probing: Option<Probe>,
+    arguments: ArgumentsReader,
+    /// Whether the last probe ran into the end of input still viable.
+    cut: bool,
+    mode: Mode,
+    /// Whether prose is reasoning; also the mode a section returns to.
+    reasoning: bool,
+    start_in_reasoning: bool,
+    began: bool,
+}
+
+impl SectionedMachine {
+    /// A machine for `format` with the family's reasoning options.
+    pub(crate) fn new(
+        format: Format,
+        reasoning_markers: &[Spelling],
+        start_in_reasoning: bool,
+    ) -> Self {
+        let wrappers = FamilyWrappers::new(format.program, reasoning_markers, b'<');
+        let mut captured = vec![format.section_begin, format.section_end, format.tool_name];
+        captured.extend(format.call_id);
+        captured.extend(wrappers.captured());
+        SectionedMachine {
+            format,
+            emitter: Emitter::new(),
+            probe: MarkerProbe::new(format.program, &captured),
+            wrappers,
+            probing: None,
+            arguments: ArgumentsReader::new(format.program),
+            cut: false,
+            mode: Mode::Prose,
+            reasoning: false,
+            start_in_reasoning,
+            began: false,
+        }
+    }
+
+    fn capture(&self, rule: RuleId) -> Option<Capture> {
+        self.probe.capture(rule)
+    }
+
+    /// Prose at absolute `start`: text, or reasoning (a reasoning item opens again
+    /// with the first byte of reasoning after a calls section, FD-2).
+    fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if self.reasoning {
+            if !self.emitter.in_reasoning() {
+                self.emitter.markup(start, out);
+                self.emitter.reasoning_start(start, out);
+            }
+            self.emitter.reasoning(text, start, out);
+        } else {
+            self.emitter.text(text, start, out);
+        }
+    }
+
+    /// The first character of `rest`, at absolute `start`, is prose; its length.
+    fn prose_char(&mut self, rest: &str, start: usize, out: &mut Vec<Event>) -> usize {
+        let len = rest.chars().next().map_or(1, char::len_utf8);
+        self.prose(&rest[..len], start, out);
+        len
+    }
+
+    /// Starts `probe` on the candidate at the first pending byte (a marker's
+    /// entry rule is picked by its byte: [`Self::start_marker`]).
+    fn start_probe(&mut self, probe: Probe) {
+        let f = &self.format;
+        let entry = match probe {
+            Probe::Marker => f.prose.plain,
+            Probe::SectionSpace => f.section_space,
+            Probe::SectionMarker => f.section_marker,
+            Probe::Tail => f.call_tail,
+        };
+        self.probe.begin(entry);
+        self.probing = Some(probe);
+    }
+
+    /// Starts a marker probe on the candidate `byte`, the first pending one; false
+    /// when no marker can start there (RS-11).
+    fn start_marker(&mut self, byte: u8) -> bool {
+        match self
+            .wrappers
+            .entry(byte, self.reasoning, &self.format.prose)
+        {
+            Some(entry) => {
+                self.probe.begin(entry);
+                self.probing = Some(Probe::Marker);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Runs the active probe over `unit`; a decided outcome ends it.
+    fn run_probe(&mut self, unit: &str, eof: bool) -> Outcome {
+        let (outcome, cut) = self.probe.run_cut(unit, eof);
+        self.cut = cut;
+        if outcome != Outcome::NeedMore {
+            self.probing = None;
+        }
+        outcome
+    }
+
+    /// A marker matched in prose over `start..end` (absolute).
+    fn take_marker(&mut self, start: usize, end: usize, out: &mut Vec<Event>) {
+        let wrapper = self.wrappers.marker(self.probe.captures());
+        if wrapper == Some(WrapperMarker::Opened) {
+            self.emitter.markup(start, out);
+            self.emitter.reasoning_start(end, out);
+            self.reasoning = true;
+        } else if wrapper == Some(WrapperMarker::Closed) {
+            // Right after a calls section no reasoning item is open: the closer
+            // closes none (FD-2).
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(true, end, out);
+            } else {
+                self.emitter.markup(end, out);
+            }
+            self.reasoning = false;
+        } else if self.capture(self.format.section_begin).is_some() {
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(true, start, out);
+            }
+            if self.format.section_ends_reasoning {
+                self.reasoning = false;
+            }
+            self.emitter.markup(end, out);
+            self.mode = Mode::Section;
+        } else {
+            // The end-of-turn token: dropped where it stands.
+            self.emitter.markup(end, out);
+        }
+    }
+
+    /// A call header matched in a section over `unit[..end]`, at absolute `base`:
+    /// the call starts.
+    fn take_header(&mut self, unit: &str, end: usize, base: usize, out: &mut Vec<Event>) {
+        let text = |c: Option<Capture>| c.map(|c| unit[c.start..c.end].to_string());
+        let name = text(self.capture(self.format.tool_name)).unwrap_or_default();
+        let id = self
+            .format
+            .call_id
+            .map(|rule| text(self.capture(rule)).unwrap_or_default());
+        self.emitter.call_start(id, name, base + end, out);
+        if unit.as_bytes().get(end) == Some(&b'{') {
+            self.arguments.start();
+            self.mode = Mode::Arguments;
+        } else {
+            self.mode = Mode::Tail { empty: true };
+        }
+    }
+
+    /// Ends the open call at absolute `end`; the section continues.
+    fn end_call(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
+        self.emitter.call_end(complete, end, out);
+        self.mode = Mode::Section;
+    }
+
+    /// End of input at absolute `end`, every byte decided.
+    fn end_of_input(&mut self, end: usize, out: &mut Vec<Event>) {
+        self.emitter.markup(end, out);
+        if self.emitter.in_reasoning() {
+            self.emitter.reasoning_end(false, end, out);
+        }
+    }
+
+    /// The re-entry layer's step (`reentry::Machine::advance`).
+    pub(crate) fn advance(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> usize {
+        if !self.began {
+            self.began = true;
+            if self.start_in_reasoning {
+                self.emitter.reasoning_start(base, out);
+                self.reasoning = true;
+            }
+        }
+        let bytes = pending.as_bytes();
+        let len = pending.len();
+        let mut at = 0;
+        loop {
+            match self.mode {
+                Mode::Prose => {
+                    if self.probing.is_none() {
+                        match self.wrappers.find(&bytes[at..]) {
+                            None => {
+                                self.prose(&pending[at..], base + at, out);
+                                at = len;
+                                break;
+                            }
+                            Some(k) => {
+                                self.prose(&pending[at..at + k], base + at, out);
+                                at += k;
+                                if !self.start_marker(bytes[at]) {
+                                    at += self.prose_char(&pending[at..], base + at, out);
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            self.take_marker(base + at, base + at + end, out);
+                            at += end;
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            // Not a marker (also a cut one at end of input): its
+                            // first character is prose.
+                            at += self.prose_char(&pending[at..], base + at, out);
+                        }
+                    }
+                }
+                Mode::Section => {
+                    if self.probing.is_none() {
+                        let Some(&b) = bytes.get(at) else {
+                            break;
+                        };
+                        if is_json_ws(b) {
+                            self.start_probe(Probe::SectionSpace);
+                        } else if b == b'<' {
+                            self.start_probe(Probe::SectionMarker);
+                        } else {
+                            // Anything else closes the section.
+                            self.mode = Mode::Prose;
+                            continue;
+                        }
+                    }
+                    let probe = self.probing;
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } if probe == Some(Probe::SectionSpace) => {
+                            at += end;
+                            self.emitter.markup(base + at, out);
+                        }
+                        Outcome::Matched { end } => {
+                            if self.capture(self.format.section_end).is_some() {
+                                at += end;
+                                self.emitter.markup(base + at, out);
+                                self.mode = Mode::Prose;
+                                continue;
+                            }
+                            self.take_header(&pending[at..], end, base + at, out);
+                            at += end;
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut {
+                                // A cut header or marker at end of input.
+                                at = len;
+                                self.emitter.markup(base + at, out);
+                            } else {
+                                // Not a header: the section closes, and the candidate is
+                                // read again in the enclosing mode.
+                                self.mode = Mode::Prose;
+                            }
+                        }
+                    }
+                }
+                Mode::Arguments => {
+                    let unit = &pending[at..];
+                    let read =
+                        self.arguments
+                            .read_emitting(unit, base + at, eof, &mut self.emitter, out);
+                    match read {
+                        ObjectRead::More => return at,
+                        ObjectRead::Complete(end) => {
+                            at += end;
+                            self.mode = Mode::Tail { empty: false };
+                        }
+                        ObjectRead::Stopped(stop) => {
+                            at += stop;
+                            if eof && at == len {
+                                // Cut inside the object (JA-8).
+                                self.end_call(false, base + at, out);
+                            } else {
+                                self.mode = Mode::Raw;
+                            }
+                        }
+                    }
+                }
+                Mode::Tail { empty } => {
+                    if self.probing.is_none() {
+                        if at == len && !eof {
+                            return at;
+                        }
+                        self.start_probe(Probe::Tail);
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            if empty {
+                                self.emitter.arguments_delta("{}", base + at, out);
+                            }
+                            at += end;
+                            self.end_call(true, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            if self.cut {
+                                // The input ended after the object (JA-5).
+                                at = len;
+                                self.end_call(true, base + at, out);
+                            } else {
+                                // Something else follows the object (JA-7).
+                                self.mode = Mode::Raw;
+                            }
+                        }
+                    }
+                }
+                Mode::Raw => {
+                    if self.probing.is_none() {
+                        let stop = self.format.raw_stop;
+                        let candidate = bytes[at..]
+                            .iter()
+                            .position(|&b| is_json_ws(b) || b == b'<' || Some(b) == stop);
+                        match candidate {
+                            None => {
+                                self.emitter
+                                    .arguments_delta(&pending[at..], base + len, out);
+                                at = len;
+                                if eof {
+                                    self.end_call(false, base + at, out);
+                                }
+                                break;
+                            }
+                            Some(k) => {
+                                self.emitter.arguments_delta(
+                                    &pending[at..at + k],
+                                    base + at + k,
+                                    out,
+                                );
+                                at += k;
+                                self.start_probe(Probe::Tail);
+                            }
+                        }
+                    }
+                    match self.run_probe(&pending[at..], eof) {
+                        Outcome::NeedMore => return at,
+                        Outcome::Matched { end } => {
+                            at += end;
+                            self.end_call(false, base + at, out);
+                        }
+                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
+                            // Not the tail: the candidate (a whitespace run, which no
+                            // later start inside it can change) is raw arguments.
+                            let run = if is_json_ws(bytes[at]) {
+                                bytes[at..].iter().take_while(|&&b| is_json_ws(b)).count()
+                            } else {
+                                1
+                            };
+                            self.emitter.arguments_delta(
+                                &pending[at..at + run],
+                                base + at + run,
+                                out,
+                            );
+                            at += run;
+                        }
+                    }
+                }
+            }
+        }
+        if eof {
+            self.end_of_input(base + len, out);
+        }
+        at
+    }
+}
