@@ -1,6 +1,8 @@
 //! idiolect's field families side by side with smg's `tool-parser` crate: the same
-//! generated inputs, whole and streamed at 4-byte (a token) and 64-byte chunks, both
-//! in one run, with the ratio; and whether the two agree on those inputs (calls,
+//! generated inputs, whole and streamed at 4-byte (a token) and 64-byte chunks, and
+//! as "4-byte tokens": 4-byte chunks in which each of the family's special tokens
+//! comes whole, in a chunk of its own, as a server's detokenized stream delivers it
+//! (`Family::special_tokens`); both parsers in one run, with the ratio; and whether the two agree on those inputs (calls,
 //! names, arguments as JSON values, text).
 //!
 //! Every field family that calls tools: hermes (smg's `qwen`), qwen3-coder
@@ -109,6 +111,54 @@ impl Family {
             Family::Glm45 => "glm45",
             Family::Glm47 => "glm47",
             other => other.name(),
+        }
+    }
+
+    /// The family's markers that its model's tokenizer holds as single special
+    /// tokens, so a server's stream delivers each of them whole, in one chunk.
+    /// Markers a tokenizer spells in several ordinary tokens (qwen3-coder's
+    /// `<function=`, minimax-m2's `<invoke name=`, pythonic's brackets) are not
+    /// listed: they are cut like prose.
+    fn special_tokens(self) -> &'static [&'static str] {
+        match self {
+            Family::Hermes | Family::Qwen3Coder => {
+                &["<tool_call>", "</tool_call>", "<think>", "</think>"]
+            }
+            Family::DeepseekV3 | Family::DeepseekV31 => &[
+                "<｜tool▁calls▁begin｜>",
+                "<｜tool▁calls▁end｜>",
+                "<｜tool▁call▁begin｜>",
+                "<｜tool▁call▁end｜>",
+                "<｜tool▁sep｜>",
+            ],
+            Family::Harmony => &[
+                "<|start|>",
+                "<|channel|>",
+                "<|message|>",
+                "<|constrain|>",
+                "<|end|>",
+                "<|call|>",
+                "<|return|>",
+            ],
+            Family::Mistral => &["[TOOL_CALLS]"],
+            Family::Llama3Json => &["<|python_tag|>", "<|eom_id|>", "<|eot_id|>"],
+            Family::Pythonic => &[],
+            Family::KimiK2 => &[
+                "<|tool_calls_section_begin|>",
+                "<|tool_calls_section_end|>",
+                "<|tool_call_begin|>",
+                "<|tool_call_argument_begin|>",
+                "<|tool_call_end|>",
+            ],
+            Family::Glm45 | Family::Glm47 => &[
+                "<tool_call>",
+                "</tool_call>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                "</arg_value>",
+            ],
+            Family::MinimaxM2 => &["<minimax:tool_call>", "</minimax:tool_call>"],
         }
     }
 
@@ -288,6 +338,31 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
             end += 1;
         }
         out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+/// Chunks as a server's token stream delivers them: every special token of
+/// `markers` whole in a chunk of its own, everything else in chunks of about
+/// `size` bytes (cut at character boundaries, and before the next marker).
+fn tokens<'t>(text: &'t str, size: usize, markers: &[&str]) -> Vec<&'t str> {
+    // Where each marker occurs, in order (markers do not overlap one another).
+    let mut at_marker: Vec<(usize, usize)> = markers
+        .iter()
+        .flat_map(|m| text.match_indices(m).map(|(i, m)| (i, i + m.len())))
+        .collect();
+    at_marker.sort_unstable();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (start, end) in at_marker.into_iter().chain([(text.len(), text.len())]) {
+        if start < at {
+            continue;
+        }
+        out.extend(chunks(&text[at..start], size));
+        if end > start {
+            out.push(&text[start..end]);
+        }
         at = end;
     }
     out
@@ -674,13 +749,18 @@ fn main() {
         let text = generate(family, calls);
         let size = format!("{:.1} MB, {calls} calls", text.len() as f64 / 1e6);
         let smg = family.smg_parser();
-        for (mode, size_bytes) in [
-            ("whole", None),
-            ("4-byte chunks", Some(4)),
-            ("64-byte chunks", Some(64)),
+        for (mode, size_bytes, whole_markers) in [
+            ("whole", None, false),
+            ("4-byte chunks", Some(4), false),
+            ("4-byte tokens", Some(4), true),
+            ("64-byte chunks", Some(64), false),
         ] {
+            if whole_markers && family.special_tokens().is_empty() {
+                continue;
+            }
             let pieces = match size_bytes {
                 None => vec![text.as_str()],
+                Some(n) if whole_markers => tokens(&text, n, family.special_tokens()),
                 Some(n) => chunks(&text, n),
             };
             let (ours_time, a) = match size_bytes {
