@@ -10,43 +10,22 @@
 //! assert!(matches!(&doc.items[0], Item::ToolCall { name, .. } if name == "get_weather"));
 //! ```
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::field::llama::machine::{Family, LlamaMachine};
 use crate::field::llama::render;
-use crate::field::reasoning::spelling::{self, Spelling};
-use crate::field::{Document, DocumentFolder, Event, Tool};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
 use crate::reentry::Machine;
 
 pub use render::{render_llama3_calls as render_calls, render_llama3_turn as render_turn};
 
-/// The llama3-json options, as given in JSON (spec/llama3-json.md LJ-2; FD-3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct Options {
-    /// Whether the output starts inside reasoning (the prompt ended with `<think>`).
-    pub start_in_reasoning: bool,
-    /// The tools of the request (accepted; JSON arguments need no schema).
-    pub tools: Vec<Tool>,
+family_options!(
+    "llama3-json",
+    "`[\"think\"]`",
+    spelling::family_default(),
     /// Whether a call object (or built-in call) at the start of the answer is a
     /// call without `<|python_tag|>` (default true; LJ-5).
-    pub bare_json_calls: bool,
-    /// The accepted reasoning wrappers (RS-11): `think` (default), `bracket`,
-    /// `triangle`; empty for none.
-    pub reasoning_markers: Vec<Spelling>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            start_in_reasoning: false,
-            tools: Vec::new(),
-            bare_json_calls: true,
-            reasoning_markers: spelling::family_default(),
-        }
-    }
-}
+    bare_json_calls: bool = true,
+);
 
 /// The llama3-json state machine, driven by the re-entry layer.
 #[derive(Clone, Debug)]

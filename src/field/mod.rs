@@ -110,10 +110,12 @@ mod call_object;
 
 /// The options type of a family that reads the shared keys (FD-3) and the
 /// `reasoning_markers` option (spec/reasoning.md RS-11), `$markers` its default
-/// (the family's own spelling). Written once so that the keys mean the same in
-/// every family.
+/// (the family's own spelling), and after them the family's own keys, each with
+/// its doc, type and default (`/// doc` `name: Type = default`). Written once so
+/// that the keys mean the same in every family.
 macro_rules! family_options {
-    ($family:literal, $markers:literal, $default:expr) => {
+    ($family:literal, $markers:literal, $default:expr
+        $(, $(#[$doc:meta])* $field:ident : $type:ty = $value:expr)* $(,)?) => {
         #[doc = concat!("The ", $family, " options, as given in JSON (FD-3; RS-11).")]
         #[derive(
             Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -125,6 +127,7 @@ macro_rules! family_options {
             pub start_in_reasoning: bool,
             /// The tools of the request, with their JSON Schemas.
             pub tools: Vec<$crate::field::Tool>,
+            $($(#[$doc])* pub $field: $type,)*
             #[doc = concat!(
                         "The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`; ",
                         "empty for none (default ", $markers, ")."
@@ -137,6 +140,7 @@ macro_rules! family_options {
                 Options {
                     start_in_reasoning: false,
                     tools: Vec::new(),
+                    $($field: $value,)*
                     reasoning_markers: $default,
                 }
             }

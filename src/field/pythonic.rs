@@ -10,38 +10,14 @@
 //! ```
 
 use crate::field::llama::machine::{Family, LlamaMachine};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::field::llama::render;
-use crate::field::reasoning::spelling::{self, Spelling};
-use crate::field::{Document, DocumentFolder, Event, Tool};
+use crate::field::reasoning::spelling;
+use crate::field::{Document, DocumentFolder, Event};
 use crate::reentry::Machine;
 
 pub use render::{render_pythonic_calls as render_calls, render_pythonic_turn as render_turn};
 
-/// The pythonic options, as given in JSON (spec/pythonic.md PY-2; FD-3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct Options {
-    /// Whether the output starts inside reasoning (the prompt ended with `<think>`).
-    pub start_in_reasoning: bool,
-    /// The tools of the request (accepted; the literals say their own types).
-    pub tools: Vec<Tool>,
-    /// The accepted reasoning wrappers (RS-11): `think` (default), `bracket`,
-    /// `triangle`; empty for none.
-    pub reasoning_markers: Vec<Spelling>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            start_in_reasoning: false,
-            tools: Vec::new(),
-            reasoning_markers: spelling::family_default(),
-        }
-    }
-}
+family_options!("pythonic", "`[\"think\"]`", spelling::family_default());
 
 /// The pythonic state machine, driven by the re-entry layer.
 #[derive(Clone, Debug)]

@@ -5,7 +5,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::field::reasoning::spelling::Spelling;
-use crate::field::Tool;
 
 /// Which call syntax the model's tokenizer version writes (MI-3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -24,28 +23,10 @@ pub enum TokenizerVersion {
     V13,
 }
 
-/// The mistral options, as given in JSON (spec/mistral.md MI-3, MI-4, MI-18; FD-3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct Options {
-    /// Whether the output starts inside reasoning (the prompt ended with `[THINK]`).
-    pub start_in_reasoning: bool,
-    /// The tools of the request (accepted; JSON arguments need no schema).
-    pub tools: Vec<Tool>,
-    /// The tokenizer version: `auto` (default), `v3`, `v7`, `v11` or `v13`.
-    pub tokenizer_version: TokenizerVersion,
-    /// The accepted reasoning wrappers (RS-11, MI-18): `think`, `bracket`,
-    /// `triangle`; empty for none (default `["bracket"]`, Magistral's `[THINK]`).
-    pub reasoning_markers: Vec<Spelling>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            start_in_reasoning: false,
-            tools: Vec::new(),
-            tokenizer_version: TokenizerVersion::Auto,
-            reasoning_markers: vec![Spelling::Bracket],
-        }
-    }
-}
+family_options!(
+    "mistral",
+    "`[\"bracket\"]`, Magistral's `[THINK]`",
+    vec![Spelling::Bracket],
+    /// The tokenizer version: `auto` (default), `v3`, `v7`, `v11` or `v13` (MI-3).
+    tokenizer_version: TokenizerVersion = TokenizerVersion::Auto,
+);

@@ -18,32 +18,13 @@ pub use machine::ReasoningMachine;
 pub use render::render_turn;
 pub use spelling::Spelling;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::field::{Document, DocumentFolder, Event};
 
-use crate::field::{Document, DocumentFolder, Event, Tool};
-
-/// The `reasoning` options, as given in JSON (RS-2; FD-3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct Options {
-    /// Whether the output starts inside reasoning (the prompt ended with the opener).
-    pub start_in_reasoning: bool,
-    /// The tools of the request (accepted; the dialect has no calls).
-    pub tools: Vec<Tool>,
-    /// The accepted spellings: `think`, `bracket`, `triangle` (default: all three).
-    pub reasoning_markers: Vec<Spelling>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            start_in_reasoning: false,
-            tools: Vec::new(),
-            reasoning_markers: spelling::all(),
-        }
-    }
-}
+family_options!(
+    "reasoning",
+    "all three, `[\"think\", \"bracket\", \"triangle\"]`",
+    spelling::all()
+);
 
 impl ReasoningMachine {
     /// A machine for these options.
