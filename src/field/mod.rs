@@ -106,6 +106,7 @@ macro_rules! family_glue {
     };
 }
 
+mod call_arguments;
 mod call_object;
 
 /// The options type of a family that reads the shared keys (FD-3) and the

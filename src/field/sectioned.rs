@@ -6,7 +6,8 @@
 //! parsing machine; the families differ only in their rules and in the few choices
 //! of [`Format`] (spec/deepseek-v3.md, spec/deepseek-v3.1.md, spec/kimi-k2.md).
 
-use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
+use crate::field::call_arguments::{CallArguments, Step};
+use crate::field::json_arguments::is_json_ws;
 use crate::field::probe::MarkerProbe;
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::reasoning::Spelling;
@@ -49,16 +50,8 @@ enum Mode {
     Prose,
     /// In a calls section.
     Section,
-    /// Reading a call's arguments object (JA-1).
-    Arguments,
-    /// After the object, or right after a header with empty arguments: the call
-    /// tail.
-    Tail {
-        /// The header was followed by the tail at once (JA-6).
-        empty: bool,
-    },
-    /// Malformed arguments, read raw up to the call tail.
-    Raw,
+    /// In a call, after its header: its arguments and tail.
+    Call,
 }
 
 /// What the active probe is for.
@@ -67,7 +60,6 @@ enum Probe {
     Marker,
     SectionSpace,
     SectionMarker,
-    Tail,
 }
 
 /// The state machine of a sectioned family; the re-entry layer drives it through
@@ -82,7 +74,7 @@ pub(crate) struct SectionedMachine {
     wrappers: FamilyWrappers,
     /// The active probe; its candidate is the first pending byte.
     probing: Option<Probe>,
-    arguments: ArgumentsReader,
+    arguments: CallArguments,
     /// Whether the last probe ran into the end of input still viable.
     cut: bool,
     mode: Mode,
@@ -109,7 +101,7 @@ impl SectionedMachine {
             probe: MarkerProbe::new(format.program, &captured),
             wrappers,
             probing: None,
-            arguments: ArgumentsReader::new(format.program),
+            arguments: CallArguments::new(format.program, format.call_tail, format.raw_stop),
             cut: false,
             mode: Mode::Prose,
             reasoning: false,
@@ -154,7 +146,6 @@ impl SectionedMachine {
             Probe::Marker => f.prose.plain,
             Probe::SectionSpace => f.section_space,
             Probe::SectionMarker => f.section_marker,
-            Probe::Tail => f.call_tail,
         };
         self.probe.begin(entry);
         self.probing = Some(probe);
@@ -227,12 +218,8 @@ impl SectionedMachine {
             .call_id
             .map(|rule| text(self.capture(rule)).unwrap_or_default());
         self.emitter.call_start(id, name, base + end, out);
-        if unit.as_bytes().get(end) == Some(&b'{') {
-            self.arguments.start();
-            self.mode = Mode::Arguments;
-        } else {
-            self.mode = Mode::Tail { empty: true };
-        }
+        self.arguments.begin(&unit[end..]);
+        self.mode = Mode::Call;
     }
 
     /// Ends the open call at absolute `end`; the section continues.
@@ -345,104 +332,19 @@ impl SectionedMachine {
                         }
                     }
                 }
-                Mode::Arguments => {
-                    let unit = &pending[at..];
-                    let read =
-                        self.arguments
-                            .read_emitting(unit, base + at, eof, &mut self.emitter, out);
-                    match read {
-                        ObjectRead::More => return at,
-                        ObjectRead::Complete(end) => {
-                            at += end;
-                            self.mode = Mode::Tail { empty: false };
-                        }
-                        ObjectRead::Stopped(stop) => {
-                            at += stop;
-                            if eof && at == len {
-                                // Cut inside the object (JA-8).
-                                self.end_call(false, base + at, out);
-                            } else {
-                                self.mode = Mode::Raw;
-                            }
-                        }
-                    }
-                }
-                Mode::Tail { empty } => {
-                    if self.probing.is_none() {
-                        if at == len && !eof {
-                            return at;
-                        }
-                        self.start_probe(Probe::Tail);
-                    }
-                    match self.run_probe(&pending[at..], eof) {
-                        Outcome::NeedMore => return at,
-                        Outcome::Matched { end } => {
-                            if empty {
-                                self.emitter.arguments_delta("{}", base + at, out);
-                            }
-                            at += end;
-                            self.end_call(true, base + at, out);
-                        }
-                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
-                            if self.cut {
-                                // The input ended after the object (JA-5).
-                                at = len;
-                                self.end_call(true, base + at, out);
-                            } else {
-                                // Something else follows the object (JA-7).
-                                self.mode = Mode::Raw;
-                            }
-                        }
-                    }
-                }
-                Mode::Raw => {
-                    if self.probing.is_none() {
-                        let stop = self.format.raw_stop;
-                        let candidate = bytes[at..]
-                            .iter()
-                            .position(|&b| is_json_ws(b) || b == b'<' || Some(b) == stop);
-                        match candidate {
-                            None => {
-                                self.emitter
-                                    .arguments_delta(&pending[at..], base + len, out);
-                                at = len;
-                                if eof {
-                                    self.end_call(false, base + at, out);
-                                }
-                                break;
-                            }
-                            Some(k) => {
-                                self.emitter.arguments_delta(
-                                    &pending[at..at + k],
-                                    base + at + k,
-                                    out,
-                                );
-                                at += k;
-                                self.start_probe(Probe::Tail);
-                            }
-                        }
-                    }
-                    match self.run_probe(&pending[at..], eof) {
-                        Outcome::NeedMore => return at,
-                        Outcome::Matched { end } => {
-                            at += end;
-                            self.end_call(false, base + at, out);
-                        }
-                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
-                            // Not the tail: the candidate (a whitespace run, which no
-                            // later start inside it can change) is raw arguments.
-                            let run = if is_json_ws(bytes[at]) {
-                                bytes[at..].iter().take_while(|&&b| is_json_ws(b)).count()
-                            } else {
-                                1
-                            };
-                            self.emitter.arguments_delta(
-                                &pending[at..at + run],
-                                base + at + run,
-                                out,
-                            );
-                            at += run;
-                        }
+                Mode::Call => {
+                    let step = self.arguments.advance(
+                        pending,
+                        &mut at,
+                        base,
+                        eof,
+                        &mut self.emitter,
+                        &mut self.probe,
+                        out,
+                    );
+                    match step {
+                        Step::More => return at,
+                        Step::Ended { complete } => self.end_call(complete, base + at, out),
                     }
                 }
             }

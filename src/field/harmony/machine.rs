@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use super::Options;
+use crate::field::call_arguments::{CallArguments, Step};
 use crate::field::grammars;
-use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::{Emitter, Event};
@@ -73,15 +73,8 @@ enum Mode {
     /// Right after a call header's `<|message|>` (HA-8): the call's name, until
     /// its `{` or tail decides it.
     CallHead(String),
-    /// Reading a call's arguments object (JA-1).
-    Arguments,
-    /// After the object, or right after the header with empty arguments (HA-9).
-    Tail {
-        /// The header was followed by the tail at once (JA-6).
-        empty: bool,
-    },
-    /// Malformed arguments, read raw up to the call tail (HA-9, JA-7).
-    Raw,
+    /// In a call, after its header: its arguments and tail (HA-9).
+    Call,
 }
 
 /// The harmony state machine, driven by the re-entry layer.
@@ -95,7 +88,7 @@ pub struct HarmonyMachine {
     wrapped: bool,
     /// Whether a probe is active; its candidate is the first pending byte.
     probing: bool,
-    arguments: ArgumentsReader,
+    arguments: CallArguments,
     /// Whether the last probe ran into the end of input still viable.
     cut: bool,
     mode: Mode,
@@ -124,7 +117,7 @@ impl HarmonyMachine {
             wrapped: false,
             probing: false,
             cut: false,
-            arguments: ArgumentsReader::new(grammars::harmony()),
+            arguments: CallArguments::new(grammars::harmony(), r.call_tail, None),
             mode: if options.start_in_reasoning {
                 Mode::Content(Content::Reasoning)
             } else {
@@ -369,12 +362,8 @@ impl Machine for HarmonyMachine {
                         Outcome::Matched { end } => {
                             at += end;
                             self.emitter.call_start(None, name, base + at, out);
-                            if bytes.get(at) == Some(&b'{') {
-                                self.arguments.start();
-                                self.mode = Mode::Arguments;
-                            } else {
-                                self.mode = Mode::Tail { empty: true };
-                            }
+                            self.arguments.begin(&pending[at..]);
+                            self.mode = Mode::Call;
                         }
                         Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
                             if self.cut {
@@ -390,94 +379,19 @@ impl Machine for HarmonyMachine {
                         }
                     }
                 }
-                Mode::Arguments => {
-                    let unit = &pending[at..];
-                    let read =
-                        self.arguments
-                            .read_emitting(unit, base + at, eof, &mut self.emitter, out);
-                    match read {
-                        ObjectRead::More => return at,
-                        ObjectRead::Complete(end) => {
-                            at += end;
-                            self.mode = Mode::Tail { empty: false };
-                        }
-                        ObjectRead::Stopped(stop) => {
-                            at += stop;
-                            if eof && at == len {
-                                self.end_call(false, base + at, out);
-                            } else {
-                                self.mode = Mode::Raw;
-                            }
-                        }
-                    }
-                }
-                Mode::Tail { empty } => {
-                    if !self.probing {
-                        self.start_probe(r.call_tail);
-                    }
-                    match self.run_probe(&pending[at..], eof) {
-                        Outcome::NeedMore => return at,
-                        Outcome::Matched { end } => {
-                            if empty {
-                                self.emitter.arguments_delta("{}", base + at, out);
-                            }
-                            at += end;
-                            self.end_call(true, base + at, out);
-                        }
-                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
-                            if self.cut {
-                                at = len;
-                                self.end_call(true, base + at, out);
-                            } else {
-                                self.mode = Mode::Raw;
-                            }
-                        }
-                    }
-                }
-                Mode::Raw => {
-                    if !self.probing {
-                        let candidate =
-                            bytes[at..].iter().position(|&b| is_json_ws(b) || b == b'<');
-                        match candidate {
-                            None => {
-                                self.emitter
-                                    .arguments_delta(&pending[at..], base + len, out);
-                                at = len;
-                                if eof {
-                                    self.end_call(false, base + at, out);
-                                }
-                                break;
-                            }
-                            Some(k) => {
-                                self.emitter.arguments_delta(
-                                    &pending[at..at + k],
-                                    base + at + k,
-                                    out,
-                                );
-                                at += k;
-                                self.start_probe(r.call_tail);
-                            }
-                        }
-                    }
-                    match self.run_probe(&pending[at..], eof) {
-                        Outcome::NeedMore => return at,
-                        Outcome::Matched { end } => {
-                            at += end;
-                            self.end_call(false, base + at, out);
-                        }
-                        Outcome::Rejected { .. } | Outcome::TooDeep { .. } => {
-                            let run = if is_json_ws(bytes[at]) {
-                                bytes[at..].iter().take_while(|&&b| is_json_ws(b)).count()
-                            } else {
-                                1
-                            };
-                            self.emitter.arguments_delta(
-                                &pending[at..at + run],
-                                base + at + run,
-                                out,
-                            );
-                            at += run;
-                        }
+                Mode::Call => {
+                    let step = self.arguments.advance(
+                        pending,
+                        &mut at,
+                        base,
+                        eof,
+                        &mut self.emitter,
+                        &mut self.probe,
+                        out,
+                    );
+                    match step {
+                        Step::More => return at,
+                        Step::Ended { complete } => self.end_call(complete, base + at, out),
                     }
                 }
             }
