@@ -5,7 +5,15 @@
 
 use std::sync::OnceLock;
 
-use crate::machine::{compile, Program};
+use crate::machine::prebuilt::{self, Op};
+use crate::machine::{compile, compile_optimized, Program};
+
+/// The rules build.rs optimized, per grammar (`None` where the build found the
+/// text did not compile: the run-time compiler then says why).
+mod built {
+    use crate::machine::prebuilt::Op::{self, *};
+    include!(concat!(env!("OUT_DIR"), "/prebuilt_grammars.rs"));
+}
 
 /// The text of grammar/field-json.pest: the JSON of tool-call arguments, appended to
 /// each JSON-argument field family's grammar.
@@ -20,39 +28,154 @@ pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
 /// The text of grammar/mistral.pest.
 pub const MISTRAL: &str = include_str!("../../grammar/mistral.pest");
 
-/// Compiles a field family's grammar followed by grammar/field-json.pest and
-/// grammar/reasoning.pest.
-fn with_field_json(family: &str, file: &str) -> Program {
-    compile(&format!("{family}\n{FIELD_JSON}\n{REASONING}")).unwrap_or_else(|e| {
-        panic!("{file} with grammar/field-json.pest and reasoning.pest compiles (tested): {e}")
-    })
+/// A field grammar: the files it joins (as build.rs lists them), their texts, and
+/// the rules build.rs optimized from the same texts.
+struct Source {
+    files: &'static [&'static str],
+    texts: &'static [&'static str],
+    built: Option<&'static [Op]>,
 }
 
-/// Compiles a field family's grammar followed by grammar/reasoning.pest.
-fn with_reasoning(family: &str, file: &str) -> Program {
-    compile(&format!("{family}\n{REASONING}"))
-        .unwrap_or_else(|e| panic!("{file} with grammar/reasoning.pest compiles (tested): {e}"))
+impl Source {
+    /// The grammar's text: its files' texts joined by newlines.
+    fn text(&self) -> String {
+        self.texts.join("\n")
+    }
+
+    /// The grammar's program, compiled from the rules build.rs optimized.
+    fn compile(&self) -> Program {
+        match self.built {
+            Some(ops) => compile_optimized(prebuilt::rules(ops)),
+            None => compile(&self.text()),
+        }
+        .unwrap_or_else(|e| {
+            panic!(
+                "grammar/{}.pest compiles (tested): {e}",
+                self.files.join(".pest + ")
+            )
+        })
+    }
+}
+
+/// Every field grammar, by the name build.rs gives it.
+fn sources() -> [(&'static str, Source); 11] {
+    let source = |files, texts, built| Source {
+        files,
+        texts,
+        built,
+    };
+    [
+        (
+            "DEEPSEEK",
+            source(
+                &["deepseek", "field-json", "reasoning"],
+                &[DEEPSEEK, FIELD_JSON, REASONING],
+                built::DEEPSEEK,
+            ),
+        ),
+        (
+            "HARMONY",
+            source(
+                &["harmony", "field-json", "reasoning"],
+                &[HARMONY, FIELD_JSON, REASONING],
+                built::HARMONY,
+            ),
+        ),
+        (
+            "MISTRAL",
+            source(
+                &["mistral", "field-json", "reasoning"],
+                &[MISTRAL, FIELD_JSON, REASONING],
+                built::MISTRAL,
+            ),
+        ),
+        (
+            "HERMES",
+            source(
+                &["hermes", "reasoning"],
+                &[HERMES, REASONING],
+                built::HERMES,
+            ),
+        ),
+        (
+            "QWEN3_CODER",
+            source(
+                &["qwen3-coder", "reasoning"],
+                &[QWEN3_CODER, REASONING],
+                built::QWEN3_CODER,
+            ),
+        ),
+        (
+            "LLAMA3_JSON",
+            source(
+                &["llama3-json", "python-call", "field-json", "reasoning"],
+                &[LLAMA3_JSON, PYTHON_CALL, FIELD_JSON, REASONING],
+                built::LLAMA3_JSON,
+            ),
+        ),
+        (
+            "PYTHONIC",
+            source(
+                &["pythonic", "python-call", "field-json", "reasoning"],
+                &[PYTHONIC, PYTHON_CALL, FIELD_JSON, REASONING],
+                built::PYTHONIC,
+            ),
+        ),
+        (
+            "REASONING",
+            source(&["reasoning"], &[REASONING], built::REASONING),
+        ),
+        (
+            "KIMI_K2",
+            source(
+                &["kimi-k2", "field-json", "reasoning"],
+                &[KIMI_K2, FIELD_JSON, REASONING],
+                built::KIMI_K2,
+            ),
+        ),
+        (
+            "MINIMAX_M2",
+            source(
+                &["minimax-m2", "reasoning"],
+                &[MINIMAX_M2, REASONING],
+                built::MINIMAX_M2,
+            ),
+        ),
+        (
+            "GLM",
+            source(&["glm", "reasoning"], &[GLM, REASONING], built::GLM),
+        ),
+    ]
+}
+
+/// The program of the field grammar build.rs calls `name`.
+fn program(name: &str) -> Program {
+    let (_, source) = sources()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("{name} is a field grammar"));
+    source.compile()
 }
 
 /// The program of grammar/deepseek.pest with grammar/field-json.pest and
 /// grammar/reasoning.pest.
 pub fn deepseek() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_field_json(DEEPSEEK, "grammar/deepseek.pest"))
+    PROGRAM.get_or_init(|| program("DEEPSEEK"))
 }
 
 /// The program of grammar/harmony.pest with grammar/field-json.pest and
 /// grammar/reasoning.pest.
 pub fn harmony() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_field_json(HARMONY, "grammar/harmony.pest"))
+    PROGRAM.get_or_init(|| program("HARMONY"))
 }
 
 /// The program of grammar/mistral.pest with grammar/field-json.pest and
 /// grammar/reasoning.pest.
 pub fn mistral() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_field_json(MISTRAL, "grammar/mistral.pest"))
+    PROGRAM.get_or_init(|| program("MISTRAL"))
 }
 
 /// The text of grammar/hermes.pest.
@@ -61,11 +184,7 @@ pub const HERMES: &str = include_str!("../../grammar/hermes.pest");
 /// The program of grammar/hermes.pest with grammar/reasoning.pest.
 pub fn hermes() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        compile(&format!("{HERMES}\n{REASONING}")).unwrap_or_else(|e| {
-            panic!("grammar/hermes.pest with grammar/reasoning.pest compiles (tested): {e}")
-        })
-    })
+    PROGRAM.get_or_init(|| program("HERMES"))
 }
 
 /// The text of grammar/qwen3-coder.pest.
@@ -74,7 +193,7 @@ pub const QWEN3_CODER: &str = include_str!("../../grammar/qwen3-coder.pest");
 /// The program of grammar/qwen3-coder.pest with grammar/reasoning.pest.
 pub fn qwen3_coder() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_reasoning(QWEN3_CODER, "grammar/qwen3-coder.pest"))
+    PROGRAM.get_or_init(|| program("QWEN3_CODER"))
 }
 
 /// The text of grammar/python-call.pest: Python keyword arguments and literals,
@@ -91,16 +210,7 @@ pub const PYTHONIC: &str = include_str!("../../grammar/pythonic.pest");
 /// grammar/field-json.pest and grammar/reasoning.pest.
 pub fn llama3_json() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        compile(&format!(
-            "{LLAMA3_JSON}\n{PYTHON_CALL}\n{FIELD_JSON}\n{REASONING}"
-        ))
-        .unwrap_or_else(|e| {
-            panic!(
-                "grammar/llama3-json.pest with python-call and field-json compiles (tested): {e}"
-            )
-        })
-    })
+    PROGRAM.get_or_init(|| program("LLAMA3_JSON"))
 }
 
 /// The program of grammar/pythonic.pest with grammar/python-call.pest and
@@ -109,14 +219,7 @@ pub fn llama3_json() -> &'static Program {
 /// llama3-json; pythonic never runs them.)
 pub fn pythonic() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        compile(&format!(
-            "{PYTHONIC}\n{PYTHON_CALL}\n{FIELD_JSON}\n{REASONING}"
-        ))
-        .unwrap_or_else(|e| {
-            panic!("grammar/pythonic.pest with python-call and field-json compiles (tested): {e}")
-        })
-    })
+    PROGRAM.get_or_init(|| program("PYTHONIC"))
 }
 
 /// The text of grammar/reasoning.pest: the reasoning wrappers' markers, the
@@ -127,7 +230,7 @@ pub const REASONING: &str = include_str!("../../grammar/reasoning.pest");
 /// The program of grammar/reasoning.pest.
 pub fn reasoning() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| compile(REASONING).expect("grammar/reasoning.pest compiles (tested)"))
+    PROGRAM.get_or_init(|| program("REASONING"))
 }
 
 /// The text of grammar/kimi-k2.pest.
@@ -137,7 +240,7 @@ pub const KIMI_K2: &str = include_str!("../../grammar/kimi-k2.pest");
 /// grammar/reasoning.pest.
 pub fn kimi_k2() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_field_json(KIMI_K2, "grammar/kimi-k2.pest"))
+    PROGRAM.get_or_init(|| program("KIMI_K2"))
 }
 
 /// The text of grammar/minimax-m2.pest.
@@ -146,7 +249,7 @@ pub const MINIMAX_M2: &str = include_str!("../../grammar/minimax-m2.pest");
 /// The program of grammar/minimax-m2.pest with grammar/reasoning.pest.
 pub fn minimax_m2() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_reasoning(MINIMAX_M2, "grammar/minimax-m2.pest"))
+    PROGRAM.get_or_init(|| program("MINIMAX_M2"))
 }
 
 /// The text of grammar/glm.pest.
@@ -155,5 +258,25 @@ pub const GLM: &str = include_str!("../../grammar/glm.pest");
 /// The program of grammar/glm.pest with grammar/reasoning.pest.
 pub fn glm() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| with_reasoning(GLM, "grammar/glm.pest"))
+    PROGRAM.get_or_init(|| program("GLM"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What build.rs optimized is what pest_meta gives for the texts the crate
+    /// joins at run time: the same files, in the same order, so the programs are
+    /// the same as compiled from the text.
+    #[test]
+    fn prebuilt_rules_equal_pest_metas_for_the_same_text() {
+        for (name, source) in sources() {
+            let (_, expected) = pest_meta::parse_and_optimize(&source.text())
+                .unwrap_or_else(|_| panic!("{name} compiles"));
+            let built = source
+                .built
+                .unwrap_or_else(|| panic!("build.rs optimized {name}"));
+            assert_eq!(prebuilt::rules(built), expected, "{name}");
+        }
+    }
 }

@@ -188,10 +188,26 @@ pub(crate) fn compile_full(
     grammar: &str,
     captures: Option<&[&str]>,
     nesting: &[(&str, u32)],
-    #[allow(unused_variables)] miscompile: Option<MiscompileArg>,
+    miscompile: Option<MiscompileArg>,
 ) -> Result<Program, CompileError> {
     let (_, rules) = pest_meta::parse_and_optimize(grammar)
         .map_err(|errors| CompileError::Pest(errors.iter().map(|e| e.to_string()).collect()))?;
+    compile_rules(rules, captures, nesting, miscompile)
+}
+
+/// Compiles rules that pest_meta has already parsed and optimized (see
+/// `machine::prebuilt`), capturing every rule pest gives a pair.
+pub(crate) fn compile_optimized(rules: Vec<OptimizedRule>) -> Result<Program, CompileError> {
+    compile_rules(rules, None, &[], None)
+}
+
+/// [`compile_full`] after pest_meta's part.
+fn compile_rules(
+    rules: Vec<OptimizedRule>,
+    captures: Option<&[&str]>,
+    nesting: &[(&str, u32)],
+    #[allow(unused_variables)] miscompile: Option<MiscompileArg>,
+) -> Result<Program, CompileError> {
     let index: HashMap<&str, usize> = rules
         .iter()
         .enumerate()

@@ -22,8 +22,9 @@
 //! the two on every rule of every grammar of the crate). A dialect compiles its grammar
 //! once, at first use, behind a `OnceLock` (see `anthropic_xml::grammar`), with
 //! [`compile_capturing`] and the rules it reads: compiling takes a few milliseconds
-//! once per process, while a build script would need a serialized program format and
-//! pest_meta as a build dependency, for no gain a user could measure.
+//! once per process. The field families' grammars are the exception: pest's
+//! optimizer takes up to most of a second on their bounded repetitions, so the
+//! build script runs it once and the crate keeps its output (`prebuilt`).
 //!
 //! # Supported subset
 //!
@@ -54,12 +55,14 @@
 mod analysis;
 mod charset;
 mod compile;
+pub(crate) mod prebuilt;
 mod program;
 mod run;
 
 #[cfg(test)]
 mod oracle_tests;
 
+pub(crate) use compile::compile_optimized;
 pub use compile::{compile, compile_bounded, compile_capturing, CompileError};
 pub use program::{Program, RuleId};
 pub use run::{Capture, Outcome, ParsingMachine, DEFAULT_DEPTH};
