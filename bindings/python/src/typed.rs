@@ -177,6 +177,29 @@ const OVERLAP_PIECE: usize = 32 * 1024;
 /// parse stops ahead of the conversion by at most this many pieces).
 const OVERLAP_QUEUE: usize = 8;
 
+/// Typed values the calling thread has converted, on their way back to a
+/// parsing thread to be dropped there. Freeing a document's strings and vectors
+/// costs the calling thread, which holds the GIL and is the serial part of both
+/// `parse` and `parse_many`, about a tenth of converting them (sections,
+/// callgrind); a parsing thread frees them between pieces or records instead, into
+/// the allocator caches it is about to allocate from again.
+type Garbage = Box<dyn Send>;
+
+/// Drops every value waiting in `garbage` without blocking.
+fn drop_waiting(garbage: &mpsc::Receiver<Garbage>) {
+    while let Ok(value) = garbage.try_recv() {
+        drop(value);
+    }
+}
+
+/// Drops values from `garbage` until every sender is gone (the calling thread
+/// drops its sender when it returns, on errors too, before the scope waits).
+fn drop_until_closed(garbage: &mpsc::Receiver<Garbage>) {
+    while let Ok(value) = garbage.recv() {
+        drop(value);
+    }
+}
+
 /// A settled element on its way to Python: any typed value a fold hands out.
 trait Element: Send {
     fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>>;
@@ -216,6 +239,7 @@ fn parse_pieces<B: Build>(
     spans: bool,
     text: &[u8],
     out: &mpsc::SyncSender<Piece<DocumentOf<B>>>,
+    garbage: &mpsc::Receiver<Garbage>,
 ) where
     DocumentOf<B>: Send,
 {
@@ -237,6 +261,7 @@ fn parse_pieces<B: Build>(
         if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
             return;
         }
+        drop_waiting(garbage);
     }
     for event in stream.finish() {
         folder.push(&event);
@@ -246,7 +271,9 @@ fn parse_pieces<B: Build>(
     if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
         return;
     }
-    let _ = out.send(Piece::Done(folder.into_document()));
+    if out.send(Piece::Done(folder.into_document())).is_ok() {
+        drop_until_closed(garbage);
+    }
 }
 
 /// The next message of `receiver`, waiting with the GIL released when none is
@@ -269,11 +296,12 @@ fn next_message<T: Send>(
 /// they come, then the rest of the document, and puts the elements in front of
 /// the rest of the array under `key`. Returning drops the receiver, which stops
 /// the parsing thread.
-fn receive_pieces<'py, D: Serialize + Send>(
+fn receive_pieces<'py, D: Serialize + Send + 'static>(
     py: Python<'py>,
     name: &str,
     key: &'static str,
     mut receiver: mpsc::Receiver<Piece<D>>,
+    garbage: mpsc::Sender<Garbage>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut shared = Shared::new(py);
     let settled = PyList::empty(py);
@@ -282,14 +310,18 @@ fn receive_pieces<'py, D: Serialize + Send>(
         receiver = back;
         match message {
             Some(Piece::Settled(batch)) => {
-                for element in batch.0 {
+                for element in &batch.0 {
                     settled.append(element.to_python(&mut shared)?)?;
                 }
+                // The parsing thread frees the typed values (or nobody does
+                // before it stops, when it has stopped: then they drop here).
+                let _ = garbage.send(Box::new(batch));
                 // Ctrl-C while a long document converts raises here.
                 py.check_signals()?;
             }
             Some(Piece::Done(rest)) => {
                 let document = shared.convert(&rest)?;
+                let _ = garbage.send(Box::new(rest));
                 if settled.is_empty() {
                     return Ok(document);
                 }
@@ -319,13 +351,15 @@ fn parse_overlapped<'py, B: Build>(
     key: &'static str,
 ) -> PyResult<Bound<'py, PyAny>>
 where
-    DocumentOf<B>: Serialize + Send,
+    DocumentOf<B>: Serialize + Send + 'static,
 {
     let (sender, receiver) = mpsc::sync_channel(OVERLAP_QUEUE);
+    let (garbage, collector) = mpsc::channel::<Garbage>();
     std::thread::scope(|scope| {
-        scope.spawn(move || parse_pieces(build, options, spans, text, &sender));
-        // The receiver is dropped before the scope waits for the parsing thread.
-        receive_pieces(py, build.name(), key, receiver)
+        scope.spawn(move || parse_pieces(build, options, spans, text, &sender, &collector));
+        // The receiver and the garbage sender are dropped before the scope waits
+        // for the parsing thread, which then stops.
+        receive_pieces(py, build.name(), key, receiver, garbage)
     })
 }
 
@@ -340,7 +374,7 @@ fn thread_count(threads: Threads) -> usize {
 impl<B> Runner for B
 where
     B: Build,
-    DocumentOf<B>: Serialize + Send,
+    DocumentOf<B>: Serialize + Send + 'static,
 {
     fn parse<'py>(
         &self,
@@ -383,10 +417,14 @@ where
         };
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
         let (sender, receiver) = mpsc::channel::<(usize, Result<DocumentOf<B>, String>)>();
+        // Converted documents go back to the helpers, which free them between
+        // records and, once every record is claimed, until this thread is done.
+        let (garbage, collector) = mpsc::channel::<Garbage>();
+        let collector = std::sync::Mutex::new(collector);
         std::thread::scope(|scope| -> PyResult<()> {
             for _ in 0..helpers {
                 let sender = sender.clone();
-                let claim = &claim;
+                let (claim, collector) = (&claim, &collector);
                 scope.spawn(move || {
                     while let Some(i) = claim() {
                         // A closed channel means the caller stopped on an error.
@@ -396,12 +434,24 @@ where
                         {
                             return;
                         }
+                        if let Ok(collector) = collector.try_lock() {
+                            drop_waiting(&collector);
+                        }
+                    }
+                    drop(sender);
+                    // One helper at a time waits; all return once this thread's
+                    // sender is gone. A poisoned lock (a panic while dropping)
+                    // leaves the rest to be dropped with the channel.
+                    if let Ok(collector) = collector.lock() {
+                        drop_until_closed(&collector);
                     }
                 });
             }
             drop(sender);
-            // The receiver is dropped (stopping the helpers) before the scope waits.
+            // The receiver and the garbage sender are dropped (stopping the
+            // helpers) before the scope waits.
             let mut receiver = receiver;
+            let garbage = garbage;
             let mut done = 0;
             while done < texts.len() {
                 let (i, doc) = match receiver.try_recv() {
@@ -419,6 +469,10 @@ where
                 };
                 let doc = doc.map_err(|e| options_error(self.name(), e))?;
                 documents[i] = Some(shared.convert(&doc)?);
+                if helpers > 0 {
+                    // Dropped here if the helpers are gone.
+                    let _ = garbage.send(Box::new(doc));
+                }
                 done += 1;
                 if done % 64 == 0 {
                     py.check_signals()?;
