@@ -5,9 +5,11 @@
 //! by `json.loads`.
 //!
 //! The two halves overlap where they can. A large input of a dialect whose
-//! document's leading array settles in order ([`Fold::SETTLED_KEY`]) is parsed on a
-//! thread of its own, which hands the settled elements over as typed values while
-//! the calling thread converts them ([`OVERLAP_MIN`]). `parse_many` parses on
+//! document has an array that settles in order ([`Build::SETTLED_KEY`]: the
+//! leading array of sections, anthropic-xml, plurnk and transcript, kindaxml's
+//! `segments`) is parsed on a thread of its own, which hands the settled elements
+//! over as typed values while the calling thread converts them ([`OVERLAP_MIN`]);
+//! the calling thread sends what it converted back to be freed there. `parse_many` parses on
 //! helper threads while the calling thread converts finished documents, and parses
 //! the next one itself whenever none is waiting. In both, the parsing threads run
 //! without the GIL and stop as soon as the calling thread stops receiving (an
@@ -84,6 +86,16 @@ pub trait Build: Sync {
         spans: bool,
         len: usize,
     ) -> Result<(Self::Machine, Self::Folder), String>;
+    /// The key of the document's array whose elements settle in order and can
+    /// be converted while the parse goes on: the fold's [`Fold::SETTLED_KEY`]
+    /// unless the dialect hands them out another way.
+    const SETTLED_KEY: Option<&'static str> =
+        <Self::Folder as Fold<<Self::Machine as Machine>::Event>>::SETTLED_KEY;
+    /// Hands the elements of that array that no later event can change to
+    /// `out`: the fold's [`Fold::write_settled`] unless the dialect says otherwise.
+    fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
+        folder.write_settled(out);
+    }
 }
 
 /// The document a [`Build`] folds.
@@ -142,6 +154,33 @@ impl Build for Deepseek {
             deepseek::DeepseekMachine::new(self.0, &options),
             field::DocumentFolder::new(spans),
         ))
+    }
+}
+
+/// kindaxml: its document (`text`, `segments`, `markers`) has no leading array,
+/// but its fold hands out the segments no later annotation can cut
+/// ([`kindaxml::DocumentFolder::take_settled`]), which the calling thread converts
+/// while the parse goes on, as the other dialects' leading arrays. (The session
+/// path keeps its own way: it releases those segments' text.)
+pub struct Kindaxml;
+
+impl Build for Kindaxml {
+    type Machine = kindaxml::KindaxmlMachine;
+    type Folder = kindaxml::DocumentFolder;
+    fn name(&self) -> &'static str {
+        Generic::<kindaxml::KindaxmlMachine>::NEW.name()
+    }
+    fn build(
+        &self,
+        options: &Value,
+        spans: bool,
+        len: usize,
+    ) -> Result<(Self::Machine, Self::Folder), String> {
+        Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)
+    }
+    const SETTLED_KEY: Option<&'static str> = Some("segments");
+    fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
+        folder.take_settled(|segment| out.element(segment));
     }
 }
 
@@ -213,7 +252,7 @@ impl<T: Serialize + Send> Element for T {
 
 /// The elements one piece settled, in document order.
 #[derive(Default)]
-struct Batch(Vec<Box<dyn Element>>);
+pub struct Batch(Vec<Box<dyn Element>>);
 
 impl Settle for Batch {
     fn element<T: Serialize + Send + 'static>(&mut self, value: T) {
@@ -256,7 +295,7 @@ fn parse_pieces<B: Build>(
             folder.push(&event);
         }
         let mut batch = Batch::default();
-        folder.write_settled(&mut batch);
+        B::write_settled(&mut folder, &mut batch);
         // A closed channel means the caller stopped (an exception): stop too.
         if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
             return;
@@ -267,7 +306,7 @@ fn parse_pieces<B: Build>(
         folder.push(&event);
     }
     let mut batch = Batch::default();
-    folder.write_settled(&mut batch);
+    B::write_settled(&mut folder, &mut batch);
     if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
         return;
     }
@@ -383,7 +422,7 @@ where
         spans: bool,
         text: &[u8],
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(key) = <B::Folder as Fold<<B::Machine as Machine>::Event>>::SETTLED_KEY {
+        if let Some(key) = B::SETTLED_KEY {
             if text.len() >= OVERLAP_MIN {
                 return parse_overlapped(self, py, options, spans, text, key);
             }
@@ -547,7 +586,7 @@ pub fn runner(dialect: &'static Dialect, options: &Value) -> Box<dyn Runner> {
     match dialect.name {
         "sections" => Box::new(Generic::<sections::SectionMachine>::NEW),
         "anthropic-xml" => Box::new(Generic::<anthropic_xml::AnthropicXmlMachine>::NEW),
-        "kindaxml" => Box::new(Generic::<kindaxml::KindaxmlMachine>::NEW),
+        "kindaxml" => Box::new(Kindaxml),
         "plurnk" => Box::new(Generic::<plurnk::PlurnkMachine>::NEW),
         "hermes" => Box::new(Generic::<hermes::HermesMachine>::NEW),
         "qwen3-coder" => Box::new(Generic::<qwen3_coder::Qwen3CoderMachine>::NEW),
