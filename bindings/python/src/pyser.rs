@@ -244,13 +244,22 @@ impl<'py> Shared<'py> {
 }
 
 /// Pauses the cyclic garbage collector until dropped (if it was running).
-struct GcPause<'py> {
+///
+/// Also for the few allocations that put converted values together (a list of
+/// documents, an iterator over an array): CPython counts every container made
+/// since its last collection, and the first one allocated with the collector
+/// running starts a collection that traverses all of them (a tenth of
+/// kindaxml's conversion, callgrind). Left paused, the count drops again as
+/// the caller frees the result; a result kept is traversed once, at the
+/// collector's next run, as anything the caller makes.
+pub(crate) struct GcPause<'py> {
     _gil: Python<'py>,
     was_enabled: bool,
 }
 
 impl<'py> GcPause<'py> {
-    fn new(py: Python<'py>) -> Self {
+    /// Pauses the collector while the GIL is held (`py`).
+    pub(crate) fn new(py: Python<'py>) -> Self {
         // SAFETY: the GIL is held (`py`); `PyGC_Disable` only clears the
         // collector's flag and returns its previous state.
         let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;

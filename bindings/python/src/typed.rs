@@ -36,7 +36,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::convert::from_json;
-use crate::pyser::Shared;
+use crate::pyser::{GcPause, Shared};
 use crate::OptionsError;
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
@@ -364,6 +364,8 @@ fn receive_pieces<'py, D: Serialize + Send + 'static>(
                 if settled.is_empty() {
                     return Ok(document);
                 }
+                // The iterator below is a container (see `GcPause`).
+                let _paused = GcPause::new(py);
                 let dict = document.cast::<PyDict>()?;
                 let array = dict.get_item(key)?.ok_or_else(|| {
                     PyRuntimeError::new_err(format!("the document has no {key:?} array"))
