@@ -94,6 +94,8 @@ pub struct Shared<'py> {
     stack: Vec<(&'static str, Bound<'py, PyAny>)>,
     /// Templates of struct dicts by their field names, direct-mapped.
     templates: Vec<Option<Template<'py>>>,
+    /// Whether to keep templates: not for one small value ([`to_python`]).
+    use_templates: bool,
 }
 
 /// A dict with a struct's keys in order (values `None`), copied to make each
@@ -120,6 +122,16 @@ impl<'py> Shared<'py> {
             strings: FastMap::default(),
             stack: Vec::new(),
             templates: Vec::new(),
+            use_templates: true,
+        }
+    }
+
+    /// Empty caches for one small value: struct dicts are built key by key, with
+    /// no templates to record (an event, a chat delta).
+    fn one_shot(py: Python<'py>) -> Self {
+        Shared {
+            use_templates: false,
+            ..Shared::new(py)
         }
     }
 
@@ -128,6 +140,8 @@ impl<'py> Shared<'py> {
     /// the first time a shape is seen, a dict built key by key. Returns whether
     /// every value is untracked by the cyclic collector.
     fn struct_dict(&mut self, start: usize) -> Result<(Bound<'py, PyDict>, bool), Error> {
+        let py = self.py;
+        let mut atomic = true;
         let fields = &self.stack[start..];
         let mut hash = WordHash::default();
         for (name, _) in fields {
@@ -143,8 +157,6 @@ impl<'py> Shared<'py> {
                     at == name.as_ptr() as usize && len == name.len()
                 })
         };
-        let py = self.py;
-        let mut atomic = true;
         let dict = match &mut self.templates[slot] {
             Some(template) if same(template) => {
                 let copy = match &template.dict {
@@ -281,12 +293,13 @@ impl Drop for GcPause<'_> {
     }
 }
 
-/// The Python object of `value`, with caches of its own.
+/// The Python object of one small `value` (an event, a chat delta), with
+/// caches of its own and no struct templates.
 pub fn to_python<'py, T: Serialize + ?Sized>(
     py: Python<'py>,
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
-    Shared::new(py).convert(value)
+    Shared::one_shot(py).convert(value)
 }
 
 /// A Python error carried through serde.
@@ -329,10 +342,11 @@ struct Seq<'a, 'py> {
 }
 
 /// A dict being built: a map's item by item, a struct's from its fields on
-/// [`Shared::stack`] once they are all made.
+/// [`Shared::stack`] once they are all made (item by item too without
+/// templates, [`Shared::one_shot`]).
 struct Map<'a, 'py> {
     shared: &'a mut Shared<'py>,
-    /// A map's dict (`None` for a struct).
+    /// The dict filled item by item (`None` for a struct made from a template).
     dict: Option<Bound<'py, PyDict>>,
     /// Where a struct's fields start on the stack.
     start: usize,
@@ -534,9 +548,11 @@ impl<'a, 'py> ser::Serializer for ToPython<'a, 'py> {
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Map<'a, 'py>, Error> {
         let start = self.0.stack.len();
+        // Without templates, the dict is filled field by field as a map's.
+        let dict = (!self.0.use_templates).then(|| PyDict::new(self.0.py));
         Ok(Map {
             shared: self.0,
-            dict: None,
+            dict,
             start,
             key: None,
             variant: None,
@@ -615,8 +631,16 @@ impl<'py> ser::SerializeTupleVariant for Seq<'_, 'py> {
 impl<'py> Map<'_, 'py> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
         let value = value.serialize(ToPython(&mut *self.shared))?;
-        self.shared.stack.push((key, value));
-        Ok(())
+        match &self.dict {
+            Some(dict) => {
+                self.atomic &= !tracked(&value);
+                set_item(dict, self.shared.field(key), &value)
+            }
+            None => {
+                self.shared.stack.push((key, value));
+                Ok(())
+            }
+        }
     }
     fn done(self) -> Out<'py> {
         let (dict, atomic) = match self.dict {
