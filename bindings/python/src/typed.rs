@@ -9,9 +9,10 @@
 //! leading array of sections, anthropic-xml, plurnk and transcript, kindaxml's
 //! `segments`) is parsed on a thread of its own, which hands the settled elements
 //! over as typed values while the calling thread converts them ([`OVERLAP_MIN`]);
-//! the calling thread sends what it converted back to be freed there. `parse_many` parses on
-//! helper threads while the calling thread converts finished documents, and parses
-//! the next one itself whenever none is waiting. In both, the parsing threads run
+//! the calling thread sends what it converted back to be freed there.
+//! `parse_many` parses on helper threads while the calling thread converts
+//! finished documents (and sends them back to be freed), and parses the next one
+//! itself whenever none is waiting. In both, the parsing threads run
 //! without the GIL and stop as soon as the calling thread stops receiving (an
 //! exception, Ctrl-C).
 //!
