@@ -49,7 +49,10 @@ def rate_tool():
     subprocess.run(
         ["cargo", "build", "--release", "-q", "-p", "idiolect-rate"], cwd=ROOT, check=True
     )
-    return ROOT / "target" / "release" / "idiolect-rate"
+    # Where cargo put it: CARGO_TARGET_DIR if set (relative to the root, as cargo
+    # reads it here), else the workspace's target directory.
+    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
+    return target / "release" / "idiolect-rate"
 
 
 def rust(tool, *args):

@@ -130,7 +130,9 @@ impl DocumentFolder {
     }
 
     /// The index of the segment holding output offset `at`. Most annotations reach
-    /// back only a few segments (KX-18), so the search starts from the end.
+    /// back only a few segments (KX-18), so the search starts from the end. An
+    /// offset before the first segment left (see [`DocumentFolder::take_settled`])
+    /// gives that segment.
     fn segment_at(&self, at: usize) -> usize {
         let starts = &self.starts;
         for (i, &start) in starts.iter().enumerate().rev().take(4) {
@@ -138,7 +140,44 @@ impl DocumentFolder {
                 return i;
             }
         }
-        starts.partition_point(|&s| s <= at) - 1
+        starts.partition_point(|&s| s <= at).saturating_sub(1)
+    }
+
+    /// How many segments, from the first, no later event can change: those that
+    /// end before any later annotation can start. A retro span starts after the
+    /// last newline before its tag (KX-18), a forward span at its tag, and the tag
+    /// still open was read on a line that started at `open_line_start`.
+    fn settled_count(&self) -> usize {
+        let bound = self
+            .open_line_start
+            .map_or(self.line_start, |at| at.min(self.line_start));
+        // Segment i is settled when the next one starts at or before the bound.
+        self.starts
+            .partition_point(|&s| s <= bound)
+            .saturating_sub(1)
+    }
+
+    /// Takes the segments no later event can change (those
+    /// [`Fold::release_settled`] would release) out of the document, in order and
+    /// with their text, and hands them to `out`. The folder keeps the rest:
+    /// [`Fold::document`] and [`DocumentFolder::into_document`] then hold only
+    /// the segments not taken yet, and all the segments taken, in the order taken,
+    /// followed by those, are the whole document's `segments` (its `text` and
+    /// `markers` are whole). A caller converting a long document can so convert
+    /// its segments while the parse goes on; the Python package does.
+    pub fn take_settled(&mut self, mut out: impl FnMut(Segment)) {
+        let settled = self.settled_count();
+        if settled == 0 {
+            return;
+        }
+        for i in 0..self.released.min(settled) {
+            self.refill(i);
+        }
+        self.released = self.released.saturating_sub(settled);
+        self.starts.drain(..settled);
+        for segment in self.document.segments.drain(..settled) {
+            out(segment);
+        }
     }
 
     fn append_text(&mut self, text: &str) {
@@ -181,6 +220,10 @@ impl DocumentFolder {
 
     fn annotate(&mut self, start: usize, end: usize, annotation: Annotation) {
         let end = end.min(self.document.text.len());
+        // Segments taken out (`take_settled`) end before any later annotation
+        // can start (KX-18); should one reach back into them all the same, it
+        // covers only the segments left.
+        let start = start.max(self.starts.first().copied().unwrap_or(0));
         if start >= end {
             return;
         }
@@ -269,14 +312,7 @@ impl Fold<Event> for DocumentFolder {
     /// a forward span at its tag, and the tag still open was read on a line that
     /// started at `open_line_start`. Their text stays in the output text.
     fn release_settled(&mut self) {
-        let bound = self
-            .open_line_start
-            .map_or(self.line_start, |at| at.min(self.line_start));
-        // Segment i is settled when the next one starts at or before the bound.
-        let settled = self
-            .starts
-            .partition_point(|&s| s <= bound)
-            .saturating_sub(1);
+        let settled = self.settled_count();
         for segment in &mut self.document.segments[self.released.min(settled)..settled] {
             segment.text = String::new();
         }

@@ -213,3 +213,80 @@ fn unmatched_quote_cannot_swallow_more_than_a_line() {
         "the cite sits at the start of its line"
     );
 }
+
+/// The document of `input` fed in pieces of `size` bytes with
+/// [`DocumentFolder::take_settled`] after each piece (and, with `release`,
+/// [`Fold::release_settled`] before it): the segments taken, then the document
+/// left.
+fn taken_document(options: &Options, input: &[u8], size: usize, release: bool) -> Document {
+    use crate::fold::Fold as _;
+    let mut stream = crate::Stream::new(KindaxmlMachine::new(options).expect("valid options"));
+    let mut folder = DocumentFolder::new();
+    let mut taken = Vec::new();
+    for piece in input.chunks(size.max(1)) {
+        for event in stream.feed(piece) {
+            folder.push(&event);
+        }
+        if release {
+            folder.release_settled();
+        }
+        folder.take_settled(|segment| taken.push(segment));
+    }
+    for event in stream.finish() {
+        folder.push(&event);
+    }
+    folder.take_settled(|segment| taken.push(segment));
+    let mut document = folder.into_document();
+    taken.append(&mut document.segments);
+    document.segments = taken;
+    document
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Taking the settled segments while folding changes nothing: they, then the
+    /// segments left, are the segments of the plain fold, under every option set.
+    #[test]
+    fn taking_settled_segments_keeps_the_document(
+        parts in prop::collection::vec(kx_piece(), 0..24),
+        size in 1usize..12,
+        release in any::<bool>(),
+    ) {
+        let input = parts.concat();
+        for options in option_sets() {
+            let options: Options = serde_json::from_value(options).expect("valid options");
+            let whole = taken_document(&options, &input, usize::MAX, false);
+            let mut plain = crate::Stream::new(KindaxmlMachine::new(&options).expect("valid options"));
+            let mut events: Vec<Event> = plain.feed(&input).collect();
+            events.extend(plain.finish());
+            prop_assert_eq!(&whole, &Document::fold(&events));
+            prop_assert_eq!(&taken_document(&options, &input, size, release), &whole);
+        }
+    }
+}
+
+/// Segments are taken while the input goes on: a long document of many lines
+/// keeps only its last few segments in the folder.
+#[test]
+fn settled_segments_are_taken_as_lines_end() {
+    use crate::fold::Fold as _;
+    let line = "see <cite id=1>this</cite> and <note>that\n";
+    let input = line.repeat(200);
+    let options = Options::default();
+    let mut stream = crate::Stream::new(KindaxmlMachine::new(&options).expect("defaults"));
+    let mut folder = DocumentFolder::new();
+    let mut taken = 0;
+    for piece in input.as_bytes().chunks(line.len()) {
+        for event in stream.feed(piece) {
+            folder.push(&event);
+        }
+        folder.take_settled(|_| taken += 1);
+        assert!(
+            folder.document().segments.len() <= 8,
+            "{} left",
+            folder.document().segments.len()
+        );
+    }
+    assert!(taken >= 200 * 3, "{taken} taken");
+}

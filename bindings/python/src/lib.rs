@@ -166,6 +166,8 @@ fn parse_many<'py>(
     }
     let documents =
         typed::runner(found, &options).parse_many(py, &options, spans, &slices, threads)?;
+    // The list is a container allocated after many (see `GcPause`).
+    let _paused = pyser::GcPause::new(py);
     PyList::new(py, documents)
 }
 

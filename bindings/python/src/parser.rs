@@ -8,7 +8,7 @@ use pyo3::types::PyList;
 use serde_json::Value;
 
 use crate::convert::lines_into;
-use crate::pyser::to_python;
+use crate::pyser::Shared;
 use crate::{find, open, options_value, text_bytes};
 
 /// A streaming parse of one input. Sessions are not `Send`, so a parser stays on
@@ -84,7 +84,8 @@ impl Parser {
 
     /// The document folded from the events so far (complete after `finish`).
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, &self.session.document())
+        // A whole document, possibly long: with struct templates.
+        Shared::new(py).convert(&self.session.document())
     }
 
     /// Whether the document is free of errors so far.

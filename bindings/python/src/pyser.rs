@@ -34,6 +34,8 @@ const SHARED_STRING_MAX: usize = 24;
 const SHARED_STRING_CAP: usize = 4096;
 /// Slots of the field-name cache.
 const FIELD_SLOTS: usize = 128;
+/// Slots of the struct-template cache (see [`Shared::struct_dict`]).
+const TEMPLATE_SLOTS: usize = 64;
 
 /// A word-at-a-time multiplicative hash (FxHash's mixing step): the string
 /// cache's keys are at most [`SHARED_STRING_MAX`] bytes, a few words, and a
@@ -87,6 +89,28 @@ pub struct Shared<'py> {
     /// field every time, and a document has a few dozen of them.
     fields: Vec<Option<(usize, usize, Bound<'py, PyString>)>>,
     strings: FastMap<Box<str>, Bound<'py, PyString>>,
+    /// The fields of the structs being converted, innermost last: a struct's
+    /// values are made before its dict ([`Shared::struct_dict`]).
+    stack: Vec<(&'static str, Bound<'py, PyAny>)>,
+    /// Templates of struct dicts by their field names, direct-mapped.
+    templates: Vec<Option<Template<'py>>>,
+    /// Whether to keep templates: not for one small value ([`to_python`]).
+    use_templates: bool,
+}
+
+/// A dict with a struct's keys in order (values `None`), copied to make each
+/// dict of that shape: `PyDict_Copy` clones the key table in one piece, and
+/// setting a key that is there already only replaces its value, where building
+/// the dict key by key inserts each one and grows the table on the way (a dict
+/// starts with room for five). The abi3 API has no presized dict.
+struct Template<'py> {
+    /// The field names, by address and length, as [`Shared::field`] knows them.
+    names: Vec<(usize, usize)>,
+    /// Their key objects, in order.
+    keys: Vec<Bound<'py, PyString>>,
+    /// `None` until the shape is seen a second time (a conversion of a few
+    /// values, as one event, would only pay for the template).
+    dict: Option<Bound<'py, PyDict>>,
 }
 
 impl<'py> Shared<'py> {
@@ -96,7 +120,91 @@ impl<'py> Shared<'py> {
             py,
             fields: vec![None; FIELD_SLOTS],
             strings: FastMap::default(),
+            stack: Vec::new(),
+            templates: Vec::new(),
+            use_templates: true,
         }
+    }
+
+    /// Empty caches for one small value: struct dicts are built key by key, with
+    /// no templates to record (an event, a chat delta).
+    fn one_shot(py: Python<'py>) -> Self {
+        Shared {
+            use_templates: false,
+            ..Shared::new(py)
+        }
+    }
+
+    /// The dict of a struct whose fields are `self.stack[start..]` (the caller
+    /// takes them off the stack): a copy of the template of its shape with the values set, or,
+    /// the first time a shape is seen, a dict built key by key. Returns whether
+    /// every value is untracked by the cyclic collector.
+    fn struct_dict(&mut self, start: usize) -> Result<(Bound<'py, PyDict>, bool), Error> {
+        let py = self.py;
+        let mut atomic = true;
+        let fields = &self.stack[start..];
+        let mut hash = WordHash::default();
+        for (name, _) in fields {
+            hash.mix(name.as_ptr() as u64 ^ ((name.len() as u64) << 48));
+        }
+        let slot = (hash.finish() >> 32) as usize % TEMPLATE_SLOTS;
+        if self.templates.is_empty() {
+            self.templates.resize_with(TEMPLATE_SLOTS, || None);
+        }
+        let same = |t: &Template<'py>| {
+            t.names.len() == fields.len()
+                && t.names.iter().zip(fields).all(|(&(at, len), (name, _))| {
+                    at == name.as_ptr() as usize && len == name.len()
+                })
+        };
+        let dict = match &mut self.templates[slot] {
+            Some(template) if same(template) => {
+                let copy = match &template.dict {
+                    Some(dict) => dict,
+                    None => {
+                        let dict = PyDict::new(py);
+                        for key in &template.keys {
+                            set_item(&dict, key, &py.None().into_bound(py))?;
+                        }
+                        template.dict.insert(dict)
+                    }
+                };
+                // SAFETY: the GIL is held (`py`) and `copy` is a live dict;
+                // `PyDict_Copy` returns a new reference or NULL with an error set.
+                let dict =
+                    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_Copy(copy.as_ptr()))? }
+                        .cast_into::<PyDict>()
+                        .map_err(PyErr::from)?;
+                for (key, (_, value)) in template.keys.iter().zip(&self.stack[start..]) {
+                    atomic &= !tracked(value);
+                    set_item(&dict, key, value)?;
+                }
+                dict
+            }
+            _ => {
+                let names = fields
+                    .iter()
+                    .map(|(name, _)| (name.as_ptr() as usize, name.len()))
+                    .collect();
+                let names_of: Vec<&'static str> = fields.iter().map(|(name, _)| *name).collect();
+                let dict = PyDict::new(py);
+                let mut keys = Vec::with_capacity(names_of.len());
+                for (i, name) in names_of.into_iter().enumerate() {
+                    let key = self.field(name).clone();
+                    let value = &self.stack[start + i].1;
+                    atomic &= !tracked(value);
+                    set_item(&dict, &key, value)?;
+                    keys.push(key);
+                }
+                self.templates[slot] = Some(Template {
+                    names,
+                    keys,
+                    dict: None,
+                });
+                dict
+            }
+        };
+        Ok((dict, atomic))
     }
 
     /// The interned key object of a field name.
@@ -138,18 +246,32 @@ impl<'py> Shared<'py> {
     /// paused, and its next run sees the new objects.
     pub fn convert<T: Serialize + ?Sized>(&mut self, value: &T) -> PyResult<Bound<'py, PyAny>> {
         let _paused = GcPause::new(self.py);
-        value.serialize(ToPython(self)).map_err(|e| e.0)
+        let made = value.serialize(ToPython(self)).map_err(|e| e.0);
+        if made.is_err() {
+            // The fields of the structs the error interrupted.
+            self.stack.clear();
+        }
+        made
     }
 }
 
 /// Pauses the cyclic garbage collector until dropped (if it was running).
-struct GcPause<'py> {
+///
+/// Also for the few allocations that put converted values together (a list of
+/// documents, an iterator over an array): CPython counts every container made
+/// since its last collection, and the first one allocated with the collector
+/// running starts a collection that traverses all of them (a tenth of
+/// kindaxml's conversion, callgrind). Left paused, the count drops again as
+/// the caller frees the result; a result kept is traversed once, at the
+/// collector's next run, as anything the caller makes.
+pub(crate) struct GcPause<'py> {
     _gil: Python<'py>,
     was_enabled: bool,
 }
 
 impl<'py> GcPause<'py> {
-    fn new(py: Python<'py>) -> Self {
+    /// Pauses the collector while the GIL is held (`py`).
+    pub(crate) fn new(py: Python<'py>) -> Self {
         // SAFETY: the GIL is held (`py`); `PyGC_Disable` only clears the
         // collector's flag and returns its previous state.
         let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
@@ -171,12 +293,13 @@ impl Drop for GcPause<'_> {
     }
 }
 
-/// The Python object of `value`, with caches of its own.
+/// The Python object of one small `value` (an event, a chat delta), with
+/// caches of its own and no struct templates.
 pub fn to_python<'py, T: Serialize + ?Sized>(
     py: Python<'py>,
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
-    Shared::new(py).convert(value)
+    Shared::one_shot(py).convert(value)
 }
 
 /// A Python error carried through serde.
@@ -218,10 +341,15 @@ struct Seq<'a, 'py> {
     variant: Option<&'static str>,
 }
 
-/// A dict being built.
+/// A dict being built: a map's item by item, a struct's from its fields on
+/// [`Shared::stack`] once they are all made (item by item too without
+/// templates, [`Shared::one_shot`]).
 struct Map<'a, 'py> {
     shared: &'a mut Shared<'py>,
-    dict: Bound<'py, PyDict>,
+    /// The dict filled item by item (`None` for a struct made from a template).
+    dict: Option<Bound<'py, PyDict>>,
+    /// Where a struct's fields start on the stack.
+    start: usize,
     key: Option<Bound<'py, PyAny>>,
     /// For a struct variant: the variant's name, the key of the one-entry dict.
     variant: Option<&'static str>,
@@ -408,16 +536,28 @@ impl<'a, 'py> ser::Serializer for ToPython<'a, 'py> {
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Map<'a, 'py>, Error> {
         let dict = PyDict::new(self.0.py);
+        let start = self.0.stack.len();
         Ok(Map {
             shared: self.0,
-            dict,
+            dict: Some(dict),
+            start,
             key: None,
             variant: None,
             atomic: true,
         })
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Map<'a, 'py>, Error> {
-        self.serialize_map(None)
+        let start = self.0.stack.len();
+        // Without templates, the dict is filled field by field as a map's.
+        let dict = (!self.0.use_templates).then(|| PyDict::new(self.0.py));
+        Ok(Map {
+            shared: self.0,
+            dict,
+            start,
+            key: None,
+            variant: None,
+            atomic: true,
+        })
     }
     fn serialize_struct_variant(
         self,
@@ -426,7 +566,7 @@ impl<'a, 'py> ser::Serializer for ToPython<'a, 'py> {
         variant: &'static str,
         _: usize,
     ) -> Result<Map<'a, 'py>, Error> {
-        let mut map = self.serialize_map(None)?;
+        let mut map = self.serialize_struct(variant, 0)?;
         map.variant = Some(variant);
         Ok(map)
     }
@@ -491,14 +631,30 @@ impl<'py> ser::SerializeTupleVariant for Seq<'_, 'py> {
 impl<'py> Map<'_, 'py> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
         let value = value.serialize(ToPython(&mut *self.shared))?;
-        self.atomic &= !tracked(&value);
-        set_item(&self.dict, self.shared.field(key), &value)
+        match &self.dict {
+            Some(dict) => {
+                self.atomic &= !tracked(&value);
+                set_item(dict, self.shared.field(key), &value)
+            }
+            None => {
+                self.shared.stack.push((key, value));
+                Ok(())
+            }
+        }
     }
     fn done(self) -> Out<'py> {
-        if self.atomic {
-            untrack(&self.dict);
+        let (dict, atomic) = match self.dict {
+            Some(dict) => (dict, self.atomic),
+            None => {
+                let made = self.shared.struct_dict(self.start);
+                self.shared.stack.truncate(self.start);
+                made?
+            }
+        };
+        if atomic {
+            untrack(&dict);
         }
-        wrap(self.shared, self.variant, self.dict.into_any())
+        wrap(self.shared, self.variant, dict.into_any())
     }
 }
 
@@ -521,7 +677,11 @@ impl<'py> ser::SerializeMap for Map<'_, 'py> {
             .ok_or_else(|| <Error as ser::Error>::custom("a map value without a key"))?;
         let value = value.serialize(ToPython(&mut *self.shared))?;
         self.atomic &= !tracked(&value);
-        self.dict.set_item(key, value)?;
+        let dict = self
+            .dict
+            .as_ref()
+            .ok_or_else(|| <Error as ser::Error>::custom("a map entry in a struct"))?;
+        dict.set_item(key, value)?;
         Ok(())
     }
     fn end(self) -> Out<'py> {

@@ -5,11 +5,14 @@
 //! by `json.loads`.
 //!
 //! The two halves overlap where they can. A large input of a dialect whose
-//! document's leading array settles in order ([`Fold::SETTLED_KEY`]) is parsed on a
-//! thread of its own, which hands the settled elements over as typed values while
-//! the calling thread converts them ([`OVERLAP_MIN`]). `parse_many` parses on
-//! helper threads while the calling thread converts finished documents, and parses
-//! the next one itself whenever none is waiting. In both, the parsing threads run
+//! document has an array that settles in order ([`Build::SETTLED_KEY`]: the
+//! leading array of sections, anthropic-xml, plurnk and transcript, kindaxml's
+//! `segments`) is parsed on a thread of its own, which hands the settled elements
+//! over as typed values while the calling thread converts them ([`OVERLAP_MIN`]);
+//! the calling thread sends what it converted back to be freed there.
+//! `parse_many` parses on helper threads while the calling thread converts
+//! finished documents (and sends them back to be freed), and parses the next one
+//! itself whenever none is waiting. In both, the parsing threads run
 //! without the GIL and stop as soon as the calling thread stops receiving (an
 //! exception, Ctrl-C).
 //!
@@ -34,7 +37,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::convert::from_json;
-use crate::pyser::Shared;
+use crate::pyser::{GcPause, Shared};
 use crate::OptionsError;
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
@@ -84,6 +87,16 @@ pub trait Build: Sync {
         spans: bool,
         len: usize,
     ) -> Result<(Self::Machine, Self::Folder), String>;
+    /// The key of the document's array whose elements settle in order and can
+    /// be converted while the parse goes on: the fold's [`Fold::SETTLED_KEY`]
+    /// unless the dialect hands them out another way.
+    const SETTLED_KEY: Option<&'static str> =
+        <Self::Folder as Fold<<Self::Machine as Machine>::Event>>::SETTLED_KEY;
+    /// Hands the elements of that array that no later event can change to
+    /// `out`: the fold's [`Fold::write_settled`] unless the dialect says otherwise.
+    fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
+        folder.write_settled(out);
+    }
 }
 
 /// The document a [`Build`] folds.
@@ -145,6 +158,33 @@ impl Build for Deepseek {
     }
 }
 
+/// kindaxml: its document (`text`, `segments`, `markers`) has no leading array,
+/// but its fold hands out the segments no later annotation can cut
+/// ([`kindaxml::DocumentFolder::take_settled`]), which the calling thread converts
+/// while the parse goes on, as the other dialects' leading arrays. (The session
+/// path keeps its own way: it releases those segments' text.)
+pub struct Kindaxml;
+
+impl Build for Kindaxml {
+    type Machine = kindaxml::KindaxmlMachine;
+    type Folder = kindaxml::DocumentFolder;
+    fn name(&self) -> &'static str {
+        Generic::<kindaxml::KindaxmlMachine>::NEW.name()
+    }
+    fn build(
+        &self,
+        options: &Value,
+        spans: bool,
+        len: usize,
+    ) -> Result<(Self::Machine, Self::Folder), String> {
+        Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)
+    }
+    const SETTLED_KEY: Option<&'static str> = Some("segments");
+    fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
+        folder.take_settled(|segment| out.element(segment));
+    }
+}
+
 /// Parses `text` whole with `build`'s machine and fold.
 fn document<B: Build>(
     build: &B,
@@ -177,6 +217,29 @@ const OVERLAP_PIECE: usize = 32 * 1024;
 /// parse stops ahead of the conversion by at most this many pieces).
 const OVERLAP_QUEUE: usize = 8;
 
+/// Typed values the calling thread has converted, on their way back to a
+/// parsing thread to be dropped there. Freeing a document's strings and vectors
+/// costs the calling thread, which holds the GIL and is the serial part of both
+/// `parse` and `parse_many`, about a tenth of converting them (sections,
+/// callgrind); a parsing thread frees them between pieces or records instead, into
+/// the allocator caches it is about to allocate from again.
+type Garbage = Box<dyn Send>;
+
+/// Drops every value waiting in `garbage` without blocking.
+fn drop_waiting(garbage: &mpsc::Receiver<Garbage>) {
+    while let Ok(value) = garbage.try_recv() {
+        drop(value);
+    }
+}
+
+/// Drops values from `garbage` until every sender is gone (the calling thread
+/// drops its sender when it returns, on errors too, before the scope waits).
+fn drop_until_closed(garbage: &mpsc::Receiver<Garbage>) {
+    while let Ok(value) = garbage.recv() {
+        drop(value);
+    }
+}
+
 /// A settled element on its way to Python: any typed value a fold hands out.
 trait Element: Send {
     fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>>;
@@ -190,7 +253,7 @@ impl<T: Serialize + Send> Element for T {
 
 /// The elements one piece settled, in document order.
 #[derive(Default)]
-struct Batch(Vec<Box<dyn Element>>);
+pub struct Batch(Vec<Box<dyn Element>>);
 
 impl Settle for Batch {
     fn element<T: Serialize + Send + 'static>(&mut self, value: T) {
@@ -216,6 +279,7 @@ fn parse_pieces<B: Build>(
     spans: bool,
     text: &[u8],
     out: &mpsc::SyncSender<Piece<DocumentOf<B>>>,
+    garbage: &mpsc::Receiver<Garbage>,
 ) where
     DocumentOf<B>: Send,
 {
@@ -232,21 +296,24 @@ fn parse_pieces<B: Build>(
             folder.push(&event);
         }
         let mut batch = Batch::default();
-        folder.write_settled(&mut batch);
+        B::write_settled(&mut folder, &mut batch);
         // A closed channel means the caller stopped (an exception): stop too.
         if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
             return;
         }
+        drop_waiting(garbage);
     }
     for event in stream.finish() {
         folder.push(&event);
     }
     let mut batch = Batch::default();
-    folder.write_settled(&mut batch);
+    B::write_settled(&mut folder, &mut batch);
     if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
         return;
     }
-    let _ = out.send(Piece::Done(folder.into_document()));
+    if out.send(Piece::Done(folder.into_document())).is_ok() {
+        drop_until_closed(garbage);
+    }
 }
 
 /// The next message of `receiver`, waiting with the GIL released when none is
@@ -269,11 +336,12 @@ fn next_message<T: Send>(
 /// they come, then the rest of the document, and puts the elements in front of
 /// the rest of the array under `key`. Returning drops the receiver, which stops
 /// the parsing thread.
-fn receive_pieces<'py, D: Serialize + Send>(
+fn receive_pieces<'py, D: Serialize + Send + 'static>(
     py: Python<'py>,
     name: &str,
     key: &'static str,
     mut receiver: mpsc::Receiver<Piece<D>>,
+    garbage: mpsc::Sender<Garbage>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut shared = Shared::new(py);
     let settled = PyList::empty(py);
@@ -282,17 +350,23 @@ fn receive_pieces<'py, D: Serialize + Send>(
         receiver = back;
         match message {
             Some(Piece::Settled(batch)) => {
-                for element in batch.0 {
+                for element in &batch.0 {
                     settled.append(element.to_python(&mut shared)?)?;
                 }
+                // The parsing thread frees the typed values (or nobody does
+                // before it stops, when it has stopped: then they drop here).
+                let _ = garbage.send(Box::new(batch));
                 // Ctrl-C while a long document converts raises here.
                 py.check_signals()?;
             }
             Some(Piece::Done(rest)) => {
                 let document = shared.convert(&rest)?;
+                let _ = garbage.send(Box::new(rest));
                 if settled.is_empty() {
                     return Ok(document);
                 }
+                // The iterator below is a container (see `GcPause`).
+                let _paused = GcPause::new(py);
                 let dict = document.cast::<PyDict>()?;
                 let array = dict.get_item(key)?.ok_or_else(|| {
                     PyRuntimeError::new_err(format!("the document has no {key:?} array"))
@@ -319,13 +393,15 @@ fn parse_overlapped<'py, B: Build>(
     key: &'static str,
 ) -> PyResult<Bound<'py, PyAny>>
 where
-    DocumentOf<B>: Serialize + Send,
+    DocumentOf<B>: Serialize + Send + 'static,
 {
     let (sender, receiver) = mpsc::sync_channel(OVERLAP_QUEUE);
+    let (garbage, collector) = mpsc::channel::<Garbage>();
     std::thread::scope(|scope| {
-        scope.spawn(move || parse_pieces(build, options, spans, text, &sender));
-        // The receiver is dropped before the scope waits for the parsing thread.
-        receive_pieces(py, build.name(), key, receiver)
+        scope.spawn(move || parse_pieces(build, options, spans, text, &sender, &collector));
+        // The receiver and the garbage sender are dropped before the scope waits
+        // for the parsing thread, which then stops.
+        receive_pieces(py, build.name(), key, receiver, garbage)
     })
 }
 
@@ -340,7 +416,7 @@ fn thread_count(threads: Threads) -> usize {
 impl<B> Runner for B
 where
     B: Build,
-    DocumentOf<B>: Serialize + Send,
+    DocumentOf<B>: Serialize + Send + 'static,
 {
     fn parse<'py>(
         &self,
@@ -349,7 +425,7 @@ where
         spans: bool,
         text: &[u8],
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(key) = <B::Folder as Fold<<B::Machine as Machine>::Event>>::SETTLED_KEY {
+        if let Some(key) = B::SETTLED_KEY {
             if text.len() >= OVERLAP_MIN {
                 return parse_overlapped(self, py, options, spans, text, key);
             }
@@ -383,10 +459,14 @@ where
         };
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
         let (sender, receiver) = mpsc::channel::<(usize, Result<DocumentOf<B>, String>)>();
+        // Converted documents go back to the helpers, which free them between
+        // records and, once every record is claimed, until this thread is done.
+        let (garbage, collector) = mpsc::channel::<Garbage>();
+        let collector = std::sync::Mutex::new(collector);
         std::thread::scope(|scope| -> PyResult<()> {
             for _ in 0..helpers {
                 let sender = sender.clone();
-                let claim = &claim;
+                let (claim, collector) = (&claim, &collector);
                 scope.spawn(move || {
                     while let Some(i) = claim() {
                         // A closed channel means the caller stopped on an error.
@@ -396,12 +476,24 @@ where
                         {
                             return;
                         }
+                        if let Ok(collector) = collector.try_lock() {
+                            drop_waiting(&collector);
+                        }
+                    }
+                    drop(sender);
+                    // One helper at a time waits; all return once this thread's
+                    // sender is gone. A poisoned lock (a panic while dropping)
+                    // leaves the rest to be dropped with the channel.
+                    if let Ok(collector) = collector.lock() {
+                        drop_until_closed(&collector);
                     }
                 });
             }
             drop(sender);
-            // The receiver is dropped (stopping the helpers) before the scope waits.
+            // The receiver and the garbage sender are dropped (stopping the
+            // helpers) before the scope waits.
             let mut receiver = receiver;
+            let garbage = garbage;
             let mut done = 0;
             while done < texts.len() {
                 let (i, doc) = match receiver.try_recv() {
@@ -419,6 +511,10 @@ where
                 };
                 let doc = doc.map_err(|e| options_error(self.name(), e))?;
                 documents[i] = Some(shared.convert(&doc)?);
+                if helpers > 0 {
+                    // Dropped here if the helpers are gone.
+                    let _ = garbage.send(Box::new(doc));
+                }
                 done += 1;
                 if done % 64 == 0 {
                     py.check_signals()?;
@@ -493,7 +589,7 @@ pub fn runner(dialect: &'static Dialect, options: &Value) -> Box<dyn Runner> {
     match dialect.name {
         "sections" => Box::new(Generic::<sections::SectionMachine>::NEW),
         "anthropic-xml" => Box::new(Generic::<anthropic_xml::AnthropicXmlMachine>::NEW),
-        "kindaxml" => Box::new(Generic::<kindaxml::KindaxmlMachine>::NEW),
+        "kindaxml" => Box::new(Kindaxml),
         "plurnk" => Box::new(Generic::<plurnk::PlurnkMachine>::NEW),
         "hermes" => Box::new(Generic::<hermes::HermesMachine>::NEW),
         "qwen3-coder" => Box::new(Generic::<qwen3_coder::Qwen3CoderMachine>::NEW),

@@ -2,7 +2,7 @@
 
 `parse` of an input of 512 KiB or more parses on a thread of its own while the
 calling thread converts the elements that settle (dialects whose leading array
-settles in order); the document must be the one the streaming parser folds, with
+settles in order, and kindaxml's segments); the document must be the one the streaming parser folds, with
 and without spans. The conversion pauses the garbage collector and untracks
 dicts that cannot be part of a cycle; the collector's state must be the caller's
 afterwards, and such a dict must be tracked again once a container goes in it.
