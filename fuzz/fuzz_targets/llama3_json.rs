@@ -1,0 +1,9 @@
+#![no_main]
+//! Fuzz the llama3-json field family: stream vs whole parse (see ../oracle.rs).
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../oracle.rs"]
+mod oracle;
+
+fuzz_target!(|data: &[u8]| oracle::check("llama3-json", data));
