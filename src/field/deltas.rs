@@ -12,9 +12,16 @@
 //! [`DeltaMode::WholeCalls`] releases each call in one delta when it ends complete,
 //! so a consumer that executes whatever arrives never sees an incomplete call: an
 //! incomplete call produces no delta at all (and its markup never produced any).
+//!
+//! Texts are [`CompactString`]s, as in [`Event`]: a fragment of up to 24 bytes is
+//! held inline; a delta's `tool_calls` is a [`ToolCalls`], whose one entry (the
+//! projection never writes more) is held inline too. Both serialize exactly as a
+//! `String` and a `Vec` would.
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::event::Event;
 
@@ -33,10 +40,10 @@ pub enum DeltaMode {
 pub struct FunctionDelta {
     /// The tool's name: on the call's first delta only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<CompactString>,
     /// A fragment of the arguments JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<String>,
+    pub arguments: Option<CompactString>,
 }
 
 /// One entry of a delta's `tool_calls`.
@@ -46,32 +53,39 @@ pub struct ToolCallDelta {
     pub index: usize,
     /// The call id (on the first delta; `null` when the family writes none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<Option<String>>,
+    pub id: Option<Option<CompactString>>,
     /// `"function"`, on the first delta.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<CompactString>,
     /// Name and argument fragments.
     pub function: FunctionDelta,
 }
+
+/// A delta's `tool_calls`: a vector that holds one entry inline (derefs to a
+/// slice; serializes as a JSON array).
+pub type ToolCalls = SmallVec<[ToolCallDelta; 1]>;
+
+/// `"function"`, the `type` of a call's first delta (inline: no allocation).
+const FUNCTION: CompactString = CompactString::const_new("function");
 
 /// One chat-completion delta.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delta {
     /// Answer text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
+    pub content: Option<CompactString>,
     /// Reasoning text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<String>,
+    pub reasoning: Option<CompactString>,
     /// Tool-call fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<Vec<ToolCallDelta>>,
+    pub tool_calls: Option<ToolCalls>,
 }
 
 impl Delta {
     fn call(entry: ToolCallDelta) -> Delta {
         Delta {
-            tool_calls: Some(vec![entry]),
+            tool_calls: Some(smallvec::smallvec![entry]),
             ..Delta::default()
         }
     }
@@ -80,9 +94,9 @@ impl Delta {
 /// A call held back in [`DeltaMode::WholeCalls`].
 #[derive(Clone, Debug)]
 struct HeldCall {
-    id: Option<String>,
-    name: String,
-    arguments: String,
+    id: Option<CompactString>,
+    name: CompactString,
+    arguments: CompactString,
 }
 
 /// Turns field events into chat-completion deltas (see the module docs).
@@ -134,7 +148,7 @@ impl DeltaProjection {
                 DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
                     index,
                     id: Some(id),
-                    kind: Some("function".into()),
+                    kind: Some(FUNCTION),
                     function: FunctionDelta {
                         name: Some(name),
                         arguments: None,
@@ -146,7 +160,7 @@ impl DeltaProjection {
                         HeldCall {
                             id,
                             name,
-                            arguments: String::new(),
+                            arguments: CompactString::default(),
                         },
                     );
                 }
@@ -181,7 +195,7 @@ impl DeltaProjection {
                 out.push(Delta::call(ToolCallDelta {
                     index,
                     id: Some(call.id),
-                    kind: Some("function".into()),
+                    kind: Some(FUNCTION),
                     function: FunctionDelta {
                         name: Some(call.name),
                         arguments: Some(call.arguments),

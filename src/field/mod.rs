@@ -177,7 +177,9 @@ pub mod render_input;
 pub mod typing;
 mod xml_parameters;
 
-pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};
+/// The string type of event and delta texts, names and ids (short ones inline).
+pub use compact_str::CompactString;
+pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta, ToolCalls};
 pub(crate) use document::parse_owned;
 pub use document::{Document, DocumentFolder, Item};
 pub use emitter::Emitter;
