@@ -14,14 +14,12 @@
 //! incomplete call produces no delta at all (and its markup never produced any).
 //!
 //! Texts are [`CompactString`]s, as in [`Event`]: a fragment of up to 24 bytes is
-//! held inline; a delta's `tool_calls` is a [`ToolCalls`], whose one entry (the
-//! projection never writes more) is held inline too. Both serialize exactly as a
-//! `String` and a `Vec` would.
+//! held inline, without a heap allocation; each serializes exactly as a `String`
+//! would.
 
 use compact_str::CompactString;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use smallvec::SmallVec;
 
 use super::event::Event;
 
@@ -61,10 +59,6 @@ pub struct ToolCallDelta {
     pub function: FunctionDelta,
 }
 
-/// A delta's `tool_calls`: a vector that holds one entry inline (derefs to a
-/// slice; serializes as a JSON array).
-pub type ToolCalls = SmallVec<[ToolCallDelta; 1]>;
-
 /// `"function"`, the `type` of a call's first delta (inline: no allocation).
 const FUNCTION: CompactString = CompactString::const_new("function");
 
@@ -79,13 +73,13 @@ pub struct Delta {
     pub reasoning: Option<CompactString>,
     /// Tool-call fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<ToolCalls>,
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
 }
 
 impl Delta {
     fn call(entry: ToolCallDelta) -> Delta {
         Delta {
-            tool_calls: Some(smallvec::smallvec![entry]),
+            tool_calls: Some(vec![entry]),
             ..Delta::default()
         }
     }

@@ -8,7 +8,7 @@
 
 use idiolect::field::{
     self, deepseek, harmony, hermes, mistral, qwen3_coder, CompactString, Delta, DeltaMode,
-    DeltaProjection, ToolCalls,
+    DeltaProjection,
 };
 use idiolect::fold::DialectMachine;
 use idiolect::Stream;
@@ -134,7 +134,7 @@ fn merge(deltas: Vec<Delta>) -> Option<Delta> {
                 .push_str(&text);
         }
         for call in delta.tool_calls.into_iter().flatten() {
-            let calls = merged.tool_calls.get_or_insert_with(ToolCalls::new);
+            let calls = merged.tool_calls.get_or_insert_with(Vec::new);
             let continues =
                 call.id.is_none() && call.kind.is_none() && call.function.name.is_none();
             match calls.last_mut() {
