@@ -146,8 +146,10 @@ fn concatenate(deltas: &[Delta]) -> Result<Concatenated, String> {
             match (&call.function.name, known) {
                 (Some(name), false) => {
                     let id = call.id.clone().ok_or("first call delta without id")?;
-                    got.calls
-                        .insert(call.index, (id, name.clone(), String::new()));
+                    got.calls.insert(
+                        call.index,
+                        (id.map(String::from), name.to_string(), String::new()),
+                    );
                 }
                 (Some(_), true) => return Err(format!("name sent twice for call {}", call.index)),
                 (None, false) => {

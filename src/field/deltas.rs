@@ -12,7 +12,12 @@
 //! [`DeltaMode::WholeCalls`] releases each call in one delta when it ends complete,
 //! so a consumer that executes whatever arrives never sees an incomplete call: an
 //! incomplete call produces no delta at all (and its markup never produced any).
+//!
+//! Texts are [`CompactString`]s, as in [`Event`]: a fragment of up to 24 bytes is
+//! held inline, without a heap allocation; each serializes exactly as a `String`
+//! would.
 
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
@@ -33,10 +38,10 @@ pub enum DeltaMode {
 pub struct FunctionDelta {
     /// The tool's name: on the call's first delta only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<CompactString>,
     /// A fragment of the arguments JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<String>,
+    pub arguments: Option<CompactString>,
 }
 
 /// One entry of a delta's `tool_calls`.
@@ -46,23 +51,26 @@ pub struct ToolCallDelta {
     pub index: usize,
     /// The call id (on the first delta; `null` when the family writes none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<Option<String>>,
+    pub id: Option<Option<CompactString>>,
     /// `"function"`, on the first delta.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<CompactString>,
     /// Name and argument fragments.
     pub function: FunctionDelta,
 }
+
+/// `"function"`, the `type` of a call's first delta (inline: no allocation).
+const FUNCTION: CompactString = CompactString::const_new("function");
 
 /// One chat-completion delta.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delta {
     /// Answer text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
+    pub content: Option<CompactString>,
     /// Reasoning text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<String>,
+    pub reasoning: Option<CompactString>,
     /// Tool-call fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
@@ -80,9 +88,9 @@ impl Delta {
 /// A call held back in [`DeltaMode::WholeCalls`].
 #[derive(Clone, Debug)]
 struct HeldCall {
-    id: Option<String>,
-    name: String,
-    arguments: String,
+    id: Option<CompactString>,
+    name: CompactString,
+    arguments: CompactString,
 }
 
 /// Turns field events into chat-completion deltas (see the module docs).
@@ -134,7 +142,7 @@ impl DeltaProjection {
                 DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
                     index,
                     id: Some(id),
-                    kind: Some("function".into()),
+                    kind: Some(FUNCTION),
                     function: FunctionDelta {
                         name: Some(name),
                         arguments: None,
@@ -146,7 +154,7 @@ impl DeltaProjection {
                         HeldCall {
                             id,
                             name,
-                            arguments: String::new(),
+                            arguments: CompactString::default(),
                         },
                     );
                 }
@@ -181,7 +189,7 @@ impl DeltaProjection {
                 out.push(Delta::call(ToolCallDelta {
                     index,
                     id: Some(call.id),
-                    kind: Some("function".into()),
+                    kind: Some(FUNCTION),
                     function: FunctionDelta {
                         name: Some(call.name),
                         arguments: Some(call.arguments),

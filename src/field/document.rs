@@ -7,6 +7,7 @@ use super::input::Input;
 use crate::fold::Fold;
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
+use compact_str::CompactString;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -126,16 +127,19 @@ impl DocumentFolder {
             Event::ReasoningStart { span } => self.reasoning_start(span),
             Event::ReasoningDelta { text, span } => self.reasoning(&text, span),
             Event::ReasoningEnd { closed, span } => self.reasoning_end(closed, span),
-            Event::Text { text, span } => self.text(Cow::Owned(text), span),
+            Event::Text { text, span } => self.text(text, span),
             Event::ToolCallStart {
                 index,
                 id,
                 name,
                 span,
-            } => self.call_start(index, id, name, span),
-            Event::ArgumentsDelta { index, text, span } => {
-                self.arguments(index, Cow::Owned(text), span)
-            }
+            } => self.call_start(
+                index,
+                id.map(CompactString::into_string),
+                name.into_string(),
+                span,
+            ),
+            Event::ArgumentsDelta { index, text, span } => self.arguments(index, text, span),
             Event::ToolCallEnd {
                 index,
                 complete,
@@ -174,14 +178,16 @@ impl DocumentFolder {
         }
     }
 
-    fn text(&mut self, text: Cow<'_, str>, span: Span) {
+    /// `text` is an event's text, borrowed or owned: an owned text that starts an
+    /// item moves into it.
+    fn text(&mut self, text: impl AsRef<str> + Into<String>, span: Span) {
         match self.document.items.last_mut() {
             Some(Item::Text { text: t, span: s }) => {
-                t.push_str(&text);
+                t.push_str(text.as_ref());
                 extend(s, span);
             }
             _ => self.document.items.push(Item::Text {
-                text: text.into_owned(),
+                text: text.into(),
                 span: self.spans.then_some(span),
             }),
         }
@@ -199,15 +205,15 @@ impl DocumentFolder {
         });
     }
 
-    fn arguments(&mut self, index: usize, text: Cow<'_, str>, span: Span) {
+    fn arguments(&mut self, index: usize, text: impl AsRef<str> + Into<String>, span: Span) {
         if let Some(Item::ToolCall {
             arguments, span: s, ..
         }) = self.call(index)
         {
             if arguments.is_empty() {
-                *arguments = text.into_owned();
+                *arguments = text.into();
             } else {
-                arguments.push_str(&text);
+                arguments.push_str(text.as_ref());
             }
             extend(s, span);
         }
@@ -236,15 +242,20 @@ impl Fold<Event> for DocumentFolder {
             Event::ReasoningStart { span } => self.reasoning_start(*span),
             Event::ReasoningDelta { text, span } => self.reasoning(text, *span),
             Event::ReasoningEnd { closed, span } => self.reasoning_end(*closed, *span),
-            Event::Text { text, span } => self.text(Cow::Borrowed(text), *span),
+            Event::Text { text, span } => self.text(text.as_str(), *span),
             Event::ToolCallStart {
                 index,
                 id,
                 name,
                 span,
-            } => self.call_start(*index, id.clone(), name.clone(), *span),
+            } => self.call_start(
+                *index,
+                id.as_deref().map(String::from),
+                String::from(name.as_str()),
+                *span,
+            ),
             Event::ArgumentsDelta { index, text, span } => {
-                self.arguments(*index, Cow::Borrowed(text), *span)
+                self.arguments(*index, text.as_str(), *span)
             }
             Event::ToolCallEnd {
                 index,

@@ -10,6 +10,7 @@
 use super::event::Event;
 use super::input::{Input, Scratch};
 use crate::span::Span;
+use compact_str::CompactString;
 
 /// Emits field events with tiling spans (see the module docs).
 #[derive(Clone, Debug, Default)]
@@ -73,7 +74,7 @@ impl Emitter {
         self.markup(start, out);
         let span = self.span_to(start + text.len());
         out.push(Event::Text {
-            text: text.to_string(),
+            text: CompactString::from(text),
             span,
         });
     }
@@ -93,7 +94,7 @@ impl Emitter {
         self.markup(start, out);
         let span = self.span_to(start + text.len());
         out.push(Event::ReasoningDelta {
-            text: text.to_string(),
+            text: CompactString::from(text),
             span,
         });
     }
@@ -120,8 +121,8 @@ impl Emitter {
         self.arguments.clear();
         out.push(Event::ToolCallStart {
             index,
-            id,
-            name,
+            id: id.map(CompactString::from),
+            name: CompactString::from(name),
             span,
         });
         index
@@ -139,7 +140,7 @@ impl Emitter {
         let span = self.span_to(end);
         out.push(Event::ArgumentsDelta {
             index,
-            text: text.to_string(),
+            text: CompactString::from(text),
             span,
         });
     }

@@ -3,6 +3,7 @@
 
 use super::input::Input;
 use crate::span::Span;
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// An event of a field family. Serialized with a `"type"` in snake_case.
@@ -12,6 +13,10 @@ use serde::{Deserialize, Serialize};
 /// by [`Event::Markup`] or by the span of the start or end event they decide.
 /// The `arguments` text of a call is the concatenation of its
 /// [`Event::ArgumentsDelta`] texts, in order.
+///
+/// Texts, names and ids are [`CompactString`]s: a string of up to 24 bytes (what a
+/// streamed token or two decides) is held inline, without a heap allocation; each
+/// derefs to `&str` and serializes as a JSON string, exactly as a `String` would.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
@@ -25,7 +30,7 @@ pub enum Event {
     /// Reasoning text, verbatim.
     ReasoningDelta {
         /// The text.
-        text: String,
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
@@ -40,7 +45,7 @@ pub enum Event {
     /// Answer text, verbatim, emitted as soon as it cannot belong to a marker.
     Text {
         /// The text.
-        text: String,
+        text: CompactString,
         /// Where it stands in the input.
         span: Span,
     },
@@ -49,9 +54,9 @@ pub enum Event {
         /// The call's position among the tool calls of the turn, from 0.
         index: usize,
         /// The family's call id, or `null` when the family writes none.
-        id: Option<String>,
+        id: Option<CompactString>,
         /// The tool's name.
-        name: String,
+        name: CompactString,
         /// The markup up to the end of the name.
         span: Span,
     },
@@ -60,7 +65,7 @@ pub enum Event {
         /// The call.
         index: usize,
         /// The fragment.
-        text: String,
+        text: CompactString,
         /// The bytes it was decided by (zero-width for text the family builds, such
         /// as the braces around XML parameters).
         span: Span,

@@ -183,6 +183,8 @@ mod sectioned;
 pub mod typing;
 mod xml_parameters;
 
+/// The string type of event and delta texts, names and ids (short ones inline).
+pub use compact_str::CompactString;
 pub use deltas::{Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta};
 pub(crate) use document::parse_owned;
 pub use document::{Document, DocumentFolder, Item};

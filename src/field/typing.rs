@@ -51,11 +51,17 @@ pub fn streams_as_string(types: Option<&[&str]>) -> bool {
 /// of its escaped form.
 pub fn escape_fragment(text: &str) -> String {
     // Most fragments need no escaping: copy them as they are.
-    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+    if !needs_escape(text) {
         return text.to_string();
     }
     let quoted = Value::String(text.to_string()).to_string();
     quoted[1..quoted.len() - 1].to_string()
+}
+
+/// Whether `text` changes when written inside a JSON string (a control
+/// character, `"` or `\`): when not, [`escape_fragment`] returns it as it is.
+pub fn needs_escape(text: &str) -> bool {
+    text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// The JSON text of one raw value, typed by the declared types (see the module

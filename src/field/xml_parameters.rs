@@ -9,7 +9,9 @@
 use crate::field::probe::MarkerProbe;
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::reasoning::Spelling;
-use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
+use crate::field::typing::{
+    declared_types, escape_fragment, needs_escape, streams_as_string, typed_json,
+};
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
 use crate::reentry::{find_byte, Machine};
@@ -209,6 +211,26 @@ impl ParameterMachine {
         let Some(param) = self.param.as_mut() else {
             return;
         };
+        if !param.held_newline {
+            // The piece is `text` itself: no copy of it is built (a cost every
+            // streamed chunk of a value paid), and a fragment that needs no
+            // escaping is emitted as it stands.
+            if text.is_empty() {
+                return;
+            }
+            match param.types {
+                None if !needs_escape(text) => {
+                    self.emitter.arguments_delta(text, start + text.len(), out);
+                    return;
+                }
+                None => {}
+                Some(_) => {
+                    param.raw.push_str(text);
+                    self.emitter.markup(start + text.len(), out);
+                    return;
+                }
+            }
+        }
         let mut piece = String::new();
         if param.held_newline {
             param.held_newline = false;

@@ -464,7 +464,7 @@ impl Projected {
             for call in delta.tool_calls.into_iter().flatten() {
                 let slot = self.collected.call(call.index);
                 if let Some(name) = call.function.name {
-                    slot.0 = name;
+                    slot.0 = name.into();
                 }
                 if let Some(fragment) = call.function.arguments {
                     slot.1.push_str(&fragment);

@@ -7,7 +7,8 @@
 //! each `feed` answers with at most one delta.
 
 use idiolect::field::{
-    self, deepseek, harmony, hermes, mistral, qwen3_coder, Delta, DeltaMode, DeltaProjection,
+    self, deepseek, harmony, hermes, mistral, qwen3_coder, CompactString, Delta, DeltaMode,
+    DeltaProjection,
 };
 use idiolect::fold::DialectMachine;
 use idiolect::Stream;
@@ -123,13 +124,13 @@ fn merge(deltas: Vec<Delta>) -> Option<Delta> {
         if let Some(text) = delta.content {
             merged
                 .content
-                .get_or_insert_with(String::new)
+                .get_or_insert_with(CompactString::default)
                 .push_str(&text);
         }
         if let Some(text) = delta.reasoning {
             merged
                 .reasoning
-                .get_or_insert_with(String::new)
+                .get_or_insert_with(CompactString::default)
                 .push_str(&text);
         }
         for call in delta.tool_calls.into_iter().flatten() {
@@ -141,7 +142,7 @@ fn merge(deltas: Vec<Delta>) -> Option<Delta> {
                     if let Some(fragment) = call.function.arguments {
                         last.function
                             .arguments
-                            .get_or_insert_with(String::new)
+                            .get_or_insert_with(CompactString::default)
                             .push_str(&fragment);
                     }
                 }
