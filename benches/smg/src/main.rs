@@ -693,18 +693,27 @@ fn scaling() {
 }
 
 /// `profile FAMILY CALLS CHUNK RUNS`: idiolect alone, one family, one size and
-/// chunking (0 = whole), run RUNS times, for a profiler.
+/// chunking (0 = whole; `t4` = 4-byte tokens), run RUNS times, for a profiler.
 fn profile(args: &[String]) {
     let family = args
         .first()
         .and_then(|a| Family::from_name(a))
         .unwrap_or(Family::Hermes);
     let calls = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
-    let chunk: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
+    // `t4`: 4-byte tokens (special tokens whole), as the main run's mode.
+    let tokenized = args.get(2).is_some_and(|a| a.starts_with('t'));
+    let chunk: usize = args
+        .get(2)
+        .and_then(|a| a.trim_start_matches('t').parse().ok())
+        .unwrap_or(0);
     let runs: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(10);
     let options = our_options(family);
     let text = generate(family, calls);
-    let pieces = chunks(&text, chunk.max(1));
+    let pieces = if tokenized {
+        tokens(&text, chunk.max(1), family.special_tokens())
+    } else {
+        chunks(&text, chunk.max(1))
+    };
     // One run first: the family's grammar compiles on first use.
     ours_streamed(family, &options, &pieces[..pieces.len().min(100)]);
     let t = cpu_time();
