@@ -86,6 +86,24 @@ impl Emitter {
         out.push(Event::ReasoningStart { span });
     }
 
+    /// Prose `text` that starts at `start`: reasoning when `reasoning` (a reasoning
+    /// item opens again at its first byte when none is open, as after a call that
+    /// broke out of one, FD-2), answer text otherwise; bytes before it are markup.
+    pub fn prose(&mut self, reasoning: bool, text: &str, start: usize, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if reasoning {
+            if !self.in_reasoning {
+                self.markup(start, out);
+                self.reasoning_start(start, out);
+            }
+            self.reasoning(text, start, out);
+        } else {
+            self.text(text, start, out);
+        }
+    }
+
     /// Reasoning text `text` that starts at `start`; bytes before it are markup.
     pub fn reasoning(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {

@@ -117,18 +117,7 @@ impl SectionedMachine {
     /// Prose at absolute `start`: text, or reasoning (a reasoning item opens again
     /// with the first byte of reasoning after a calls section, FD-2).
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
-        }
-        if self.reasoning {
-            if !self.emitter.in_reasoning() {
-                self.emitter.markup(start, out);
-                self.emitter.reasoning_start(start, out);
-            }
-            self.emitter.reasoning(text, start, out);
-        } else {
-            self.emitter.text(text, start, out);
-        }
+        self.emitter.prose(self.reasoning, text, start, out);
     }
 
     /// The first character of `rest`, at absolute `start`, is prose; its length.

@@ -164,18 +164,7 @@ impl ParameterMachine {
     /// Prose at absolute `start`: answer text or reasoning (a reasoning item opens
     /// again after a call that broke out of one, FD-2).
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
-        }
-        if self.reasoning {
-            if !self.emitter.in_reasoning() {
-                self.emitter.markup(start, out);
-                self.emitter.reasoning_start(start, out);
-            }
-            self.emitter.reasoning(text, start, out);
-        } else {
-            self.emitter.text(text, start, out);
-        }
+        self.emitter.prose(self.reasoning, text, start, out);
     }
 
     /// The character at absolute `start` is prose (a candidate that is no marker).

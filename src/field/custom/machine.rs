@@ -212,18 +212,7 @@ impl CustomMachine {
     }
 
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
-        }
-        if self.reasoning {
-            if !self.emitter.in_reasoning() {
-                self.emitter.markup(start, out);
-                self.emitter.reasoning_start(start, out);
-            }
-            self.emitter.reasoning(text, start, out);
-        } else {
-            self.emitter.text(text, start, out);
-        }
+        self.emitter.prose(self.reasoning, text, start, out);
     }
 
     fn start_probe(&mut self, probing: Probing, at: usize) {

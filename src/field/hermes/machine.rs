@@ -118,18 +118,7 @@ impl HermesMachine {
     /// Prose at absolute `start`: answer text or reasoning (a reasoning item opens
     /// again after a call that broke out of one, HE-11).
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
-        }
-        if self.reasoning {
-            if !self.emitter.in_reasoning() {
-                self.emitter.markup(start, out);
-                self.emitter.reasoning_start(start, out);
-            }
-            self.emitter.reasoning(text, start, out);
-        } else {
-            self.emitter.text(text, start, out);
-        }
+        self.emitter.prose(self.reasoning, text, start, out);
     }
 
     /// The entry rule for a candidate at `byte` in prose, or `None` when no marker

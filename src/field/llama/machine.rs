@@ -348,20 +348,11 @@ impl LlamaMachine {
     /// Prose at absolute `start` (a reasoning item opens again with the first byte
     /// of reasoning after a call, FD-2).
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
-        }
-        if self.reasoning {
-            if !self.emitter.in_reasoning() {
-                self.emitter.markup(start, out);
-                self.emitter.reasoning_start(start, out);
-            }
-            self.emitter.reasoning(text, start, out);
-        } else {
+        if !self.reasoning && !text.is_empty() {
             self.answer_start = false;
             self.answered = true;
-            self.emitter.text(text, start, out);
         }
+        self.emitter.prose(self.reasoning, text, start, out);
     }
 
     /// A call group begins at `start`: open reasoning ends there (LJ-13, PY-13).

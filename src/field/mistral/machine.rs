@@ -210,18 +210,7 @@ impl MistralMachine {
     /// Prose at absolute `start` (a reasoning item opens again with the first byte
     /// of reasoning after a call group, FD-2).
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
-        }
-        if self.reasoning {
-            if !self.emitter.in_reasoning() {
-                self.emitter.markup(start, out);
-                self.emitter.reasoning_start(start, out);
-            }
-            self.emitter.reasoning(text, start, out);
-        } else {
-            self.emitter.text(text, start, out);
-        }
+        self.emitter.prose(self.reasoning, text, start, out);
     }
 
     /// The character at `self.pos` is prose (a candidate that is no marker).
