@@ -343,6 +343,33 @@ impl<'p> ParsingMachine<'p> {
                                 None if eof => ip = miss as usize,
                                 None => break 'more,
                             },
+                            Inst::SetOr { set, miss } => match input.get(pos) {
+                                Some(&c) if sets[set as usize].contains(c) => {
+                                    pos += 1;
+                                    ip += 1;
+                                }
+                                Some(_) => ip = miss as usize,
+                                None if eof => ip = miss as usize,
+                                None => break 'more,
+                            },
+                            Inst::CharOr { set, miss } => match input.get(pos) {
+                                Some(&c) if sets[set as usize].contains(c) => {
+                                    let n = char_len(c);
+                                    if pos + n <= len {
+                                        pos += n;
+                                        ip += 1;
+                                    } else if eof {
+                                        // As the backtrack of `e?` would record it.
+                                        self.furthest = self.furthest.max(pos);
+                                        ip = miss as usize;
+                                    } else {
+                                        break 'more;
+                                    }
+                                }
+                                Some(_) => ip = miss as usize,
+                                None if eof => ip = miss as usize,
+                                None => break 'more,
+                            },
                             Inst::Choice(alt) => {
                                 if self.stack.len() >= self.depth {
                                     return self.too_deep(pos);
