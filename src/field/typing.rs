@@ -9,8 +9,6 @@
 //! verbatim. A value no declared type takes stays the raw string. Without a schema
 //! for the parameter every value is the raw string.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::options::Tool;
@@ -50,22 +48,25 @@ pub fn streams_as_string(types: Option<&[&str]>) -> bool {
 
 /// The declared types of every parameter of every tool, looked up once when a
 /// machine is made rather than in the schema per parameter: per tool (the first of
-/// a name, as `Options::tool` finds it), the parameters
-/// [`declared_types`] has types for.
+/// a name, as `Options::tool` finds it), the parameters [`declared_types`] has types
+/// for, sorted by key (a few comparisons find one, with no hashing).
 #[derive(Clone, Debug, Default)]
 pub struct SchemaTypes {
-    tools: Vec<(String, HashMap<String, Vec<String>>)>,
+    tools: Vec<(String, ParamTypes)>,
 }
+
+/// A tool's parameters with declared types, sorted by key: (key, types).
+type ParamTypes = Vec<(String, Vec<String>)>;
 
 impl SchemaTypes {
     /// The declared types of the tools' parameters.
     pub fn new(tools: &[Tool]) -> Self {
-        let mut out: Vec<(String, HashMap<String, Vec<String>>)> = Vec::new();
+        let mut out: Vec<(String, ParamTypes)> = Vec::new();
         for tool in tools {
             if out.iter().any(|(name, _)| *name == tool.name) {
                 continue;
             }
-            let mut params = HashMap::new();
+            let mut params = Vec::new();
             if let Some(properties) = tool
                 .parameters
                 .as_ref()
@@ -74,10 +75,12 @@ impl SchemaTypes {
             {
                 for key in properties.keys() {
                     if let Some(types) = declared_types(Some(tool), key) {
-                        params.insert(key.clone(), types.iter().map(|t| t.to_string()).collect());
+                        params.push((key.clone(), types.iter().map(|t| t.to_string()).collect()));
                     }
                 }
             }
+            // A JSON object's keys are distinct.
+            params.sort_by(|a, b| a.0.cmp(&b.0));
             out.push((tool.name.clone(), params));
         }
         SchemaTypes { tools: out }
@@ -92,7 +95,8 @@ impl SchemaTypes {
     /// [`declared_types`] gives them.
     pub fn param(&self, tool: Option<usize>, key: &str) -> Option<&[String]> {
         let (_, params) = self.tools.get(tool?)?;
-        params.get(key).map(Vec::as_slice)
+        let at = params.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
+        Some(&params[at].1)
     }
 }
 
