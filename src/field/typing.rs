@@ -46,16 +46,107 @@ pub fn streams_as_string(types: Option<&[&str]>) -> bool {
     }
 }
 
+/// The declared types of every parameter of every tool, looked up once when a
+/// machine is made rather than in the schema per parameter: per tool (the first of
+/// a name, as `Options::tool` finds it), the parameters [`declared_types`] has types
+/// for, sorted by key (a few comparisons find one, with no hashing).
+#[derive(Clone, Debug, Default)]
+pub struct SchemaTypes {
+    tools: Vec<(String, ParamTypes)>,
+}
+
+/// A tool's parameters with declared types, sorted by key: (key, types).
+type ParamTypes = Vec<(String, Vec<String>)>;
+
+impl SchemaTypes {
+    /// The declared types of the tools' parameters.
+    pub fn new(tools: &[Tool]) -> Self {
+        let mut out: Vec<(String, ParamTypes)> = Vec::new();
+        for tool in tools {
+            if out.iter().any(|(name, _)| *name == tool.name) {
+                continue;
+            }
+            let mut params = Vec::new();
+            if let Some(properties) = tool
+                .parameters
+                .as_ref()
+                .and_then(|p| p.get("properties"))
+                .and_then(Value::as_object)
+            {
+                for key in properties.keys() {
+                    if let Some(types) = declared_types(Some(tool), key) {
+                        params.push((key.clone(), types.iter().map(|t| t.to_string()).collect()));
+                    }
+                }
+            }
+            // A JSON object's keys are distinct.
+            params.sort_by(|a, b| a.0.cmp(&b.0));
+            out.push((tool.name.clone(), params));
+        }
+        SchemaTypes { tools: out }
+    }
+
+    /// The tool called `name` (its position, for [`Self::param`]).
+    pub fn tool(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|(n, _)| n == name)
+    }
+
+    /// The declared types of parameter `key` of the tool at `tool`, as
+    /// [`declared_types`] gives them.
+    pub fn param(&self, tool: Option<usize>, key: &str) -> Option<&[String]> {
+        let (_, params) = self.tools.get(tool?)?;
+        let at = params.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
+        Some(&params[at].1)
+    }
+}
+
 /// `text` escaped as the inside of a JSON string (no quotes). Escaping works
 /// character by character, so the fragments of a string escape to the fragments
 /// of its escaped form.
 pub fn escape_fragment(text: &str) -> String {
-    // Most fragments need no escaping: copy them as they are.
-    if !needs_escape(text) {
-        return text.to_string();
+    let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text);
+    out
+}
+
+/// Appends `text` escaped as the inside of a JSON string, exactly as serde_json
+/// writes a string: `"` and `\\` escaped, control characters as `\b`, `\t`, `\n`,
+/// `\f`, `\r` or `\u00xx`, everything else as it is.
+pub fn push_escaped(out: &mut String, text: &str) {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0C => "\\f",
+            0x00..=0x1F => "",
+            _ => continue,
+        };
+        // Every byte escaped is ASCII, so `from..i` lies on character boundaries.
+        out.push_str(&text[from..i]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xF) as usize] as char);
+        } else {
+            out.push_str(escape);
+        }
+        from = i + 1;
     }
-    let quoted = Value::String(text.to_string()).to_string();
-    quoted[1..quoted.len() - 1].to_string()
+    out.push_str(&text[from..]);
+}
+
+/// Appends `text` as a JSON string (quoted and escaped as serde_json writes it).
+pub fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    push_escaped(out, text);
+    out.push('"');
 }
 
 /// Whether `text` changes when written inside a JSON string (a control
@@ -67,29 +158,42 @@ pub fn needs_escape(text: &str) -> bool {
 /// The JSON text of one raw value, typed by the declared types (see the module
 /// docs).
 pub fn typed_json(raw: &str, types: Option<&[&str]>) -> String {
-    let Some(types) = types else {
-        return Value::String(raw.to_string()).to_string();
-    };
+    let mut out = String::new();
+    match types {
+        None => push_json_string(&mut out, raw),
+        Some(types) => push_typed_json(&mut out, raw, types.iter().copied()),
+    }
+    out
+}
+
+/// Appends the JSON text of one raw value, typed by the declared `types` in order
+/// (see the module docs; [`typed_json`] with a schema).
+pub fn push_typed_json<'t>(out: &mut String, raw: &str, types: impl IntoIterator<Item = &'t str>) {
     let trimmed = raw.trim();
     for ty in types {
-        let taken = match *ty {
-            "string" => Some(Value::String(raw.to_string()).to_string()),
-            "integer" | "number" => number(trimmed, *ty == "integer").map(str::to_string),
-            "boolean" if trimmed.eq_ignore_ascii_case("true") => Some("true".into()),
-            "boolean" if trimmed.eq_ignore_ascii_case("false") => Some("false".into()),
-            "null" if trimmed == "null" || trimmed == "None" => Some("null".into()),
-            "object" | "array" => match serde_json::from_str::<Value>(trimmed) {
-                Ok(v @ Value::Object(_)) if *ty == "object" => Some(v.to_string()),
-                Ok(v @ Value::Array(_)) if *ty == "array" => Some(v.to_string()),
-                _ => None,
+        match ty {
+            "string" => {}
+            "integer" | "number" => match number(trimmed, ty == "integer") {
+                Some(digits) => out.push_str(digits),
+                None => continue,
             },
-            _ => None,
-        };
-        if let Some(json) = taken {
-            return json;
+            "boolean" if trimmed.eq_ignore_ascii_case("true") => out.push_str("true"),
+            "boolean" if trimmed.eq_ignore_ascii_case("false") => out.push_str("false"),
+            "null" if trimmed == "null" || trimmed == "None" => out.push_str("null"),
+            "object" | "array" => match serde_json::from_str::<Value>(trimmed) {
+                Ok(v @ Value::Object(_)) if ty == "object" => out.push_str(&v.to_string()),
+                Ok(v @ Value::Array(_)) if ty == "array" => out.push_str(&v.to_string()),
+                _ => continue,
+            },
+            _ => continue,
         }
+        if ty != "string" {
+            return;
+        }
+        break;
     }
-    Value::String(raw.to_string()).to_string()
+    // `string`, or no declared type takes it: the raw string.
+    push_json_string(out, raw);
 }
 
 /// `text` when it is a JSON number (an integer when asked).
@@ -129,6 +233,53 @@ mod tests {
         );
         assert_eq!(typed_json("[1, 2]", Some(&["array"])), "[1,2]");
         assert_eq!(typed_json("5", None), "\"5\"");
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut every: String = (0u8..0x80).map(char::from).collect();
+        every.push_str("é€😀\u{7f}\u{2028}");
+        for text in [every.as_str(), "", "plain", "\"", "a\\b", "\u{1}x\u{1f}"] {
+            let mut ours = String::new();
+            push_json_string(&mut ours, text);
+            assert_eq!(
+                ours,
+                Value::String(text.to_string()).to_string(),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_schema_table_gives_what_declared_types_gives() {
+        let tools: Vec<Tool> = serde_json::from_value(serde_json::json!([
+            {"name": "f", "parameters": {"properties": {
+                "a": {"type": "integer"}, "b": {"type": ["string", "null"]},
+                "c": {"anyOf": [{"type": "number"}, {"type": "boolean"}]}, "d": {}
+            }}},
+            {"name": "f", "parameters": {"properties": {"a": {"type": "string"}}}},
+            {"name": "g"}
+        ]))
+        .expect("tools");
+        let table = SchemaTypes::new(&tools);
+        for (name, key) in [
+            ("f", "a"),
+            ("f", "b"),
+            ("f", "c"),
+            ("f", "d"),
+            ("f", "x"),
+            ("g", "a"),
+            ("h", "a"),
+        ] {
+            let tool = tools.iter().find(|t| t.name == name);
+            let expected = declared_types(tool, key);
+            let got = table.param(table.tool(name), key);
+            assert_eq!(
+                got.map(|t| t.iter().map(String::as_str).collect::<Vec<_>>()),
+                expected,
+                "{name}.{key}"
+            );
+        }
     }
 
     #[test]

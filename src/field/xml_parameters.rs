@@ -10,7 +10,7 @@ use crate::field::probe::MarkerProbe;
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::reasoning::Spelling;
 use crate::field::typing::{
-    declared_types, escape_fragment, needs_escape, streams_as_string, typed_json,
+    needs_escape, push_escaped, push_json_string, push_typed_json, SchemaTypes,
 };
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -95,8 +95,9 @@ enum Probing {
 struct Param {
     /// The JSON text before the value: `{"key":` or `,"key":`.
     prefix: String,
-    /// The declared types, when the value is typed at its close (FD-6).
-    types: Option<Vec<String>>,
+    /// The declared types (the parameter's, in the machine's schema table), when
+    /// the value is typed at its close (FD-6).
+    typed: bool,
     /// The raw text of a typed value so far.
     raw: String,
     /// Whether the value's first byte (a newline to strip) is still to come.
@@ -118,7 +119,10 @@ enum Mode {
 #[derive(Clone, Debug)]
 pub(crate) struct ParameterMachine {
     family: &'static ParameterFamily,
-    tools: Vec<Tool>,
+    /// The declared types of the tools' parameters.
+    schema: SchemaTypes,
+    /// The escaped text of a value fragment being built.
+    fragment: String,
     start_in_reasoning: bool,
     emitter: Emitter,
     probe: MarkerProbe,
@@ -127,8 +131,10 @@ pub(crate) struct ParameterMachine {
     pos: usize,
     reasoning: bool,
     began: bool,
-    /// The called tool's name, and how many parameters it has had.
-    function: String,
+    /// The called tool (its position in `schema`), and how many parameters it has had.
+    tool: Option<usize>,
+    /// The key of the parameter being read, when its value is typed at its close.
+    key: String,
     params: usize,
     param: Option<Param>,
 }
@@ -146,7 +152,8 @@ impl ParameterMachine {
         let captured = [&family.captured()[..], &wrappers.captured()].concat();
         ParameterMachine {
             family,
-            tools: tools.to_vec(),
+            schema: SchemaTypes::new(tools),
+            fragment: String::new(),
             start_in_reasoning,
             emitter: Emitter::new(),
             probe: MarkerProbe::new(family.program, &captured),
@@ -155,7 +162,8 @@ impl ParameterMachine {
             pos: 0,
             reasoning: false,
             began: false,
-            function: String::new(),
+            tool: None,
+            key: String::new(),
             params: 0,
             param: None,
         }
@@ -200,45 +208,27 @@ impl ParameterMachine {
         let Some(param) = self.param.as_mut() else {
             return;
         };
-        if !param.held_newline {
-            // The piece is `text` itself: no copy of it is built (a cost every
-            // streamed chunk of a value paid), and a fragment that needs no
-            // escaping is emitted as it stands.
-            if text.is_empty() {
-                return;
-            }
-            match param.types {
-                None if !needs_escape(text) => {
-                    self.emitter.arguments_delta(text, start + text.len(), out);
-                    return;
-                }
-                None => {}
-                Some(_) => {
-                    param.raw.push_str(text);
-                    self.emitter.markup(start + text.len(), out);
-                    return;
-                }
-            }
-        }
-        let mut piece = String::new();
-        if param.held_newline {
-            param.held_newline = false;
-            piece.push('\n');
-        }
-        piece.push_str(text);
-        if piece.is_empty() {
+        let held = std::mem::take(&mut param.held_newline);
+        if !held && text.is_empty() {
             return;
         }
-        match param.types {
-            None => {
-                let fragment = escape_fragment(&piece);
-                self.emitter
-                    .arguments_delta(&fragment, start + text.len(), out);
+        if param.typed {
+            if held {
+                param.raw.push('\n');
             }
-            Some(_) => {
-                param.raw.push_str(&piece);
-                self.emitter.markup(start + text.len(), out);
+            param.raw.push_str(text);
+            self.emitter.markup(start + text.len(), out);
+        } else if !held && !needs_escape(text) {
+            // A piece that needs no escaping is its own fragment.
+            self.emitter.arguments_delta(text, start + text.len(), out);
+        } else {
+            self.fragment.clear();
+            if held {
+                self.fragment.push_str("\\n");
             }
+            push_escaped(&mut self.fragment, text);
+            self.emitter
+                .arguments_delta(&self.fragment, start + text.len(), out);
         }
     }
 
@@ -266,13 +256,14 @@ impl ParameterMachine {
         let Some(param) = self.param.take() else {
             return;
         };
-        let text = match &param.types {
-            None => "\"".to_string(),
-            Some(types) => {
-                let types: Vec<&str> = types.iter().map(String::as_str).collect();
-                format!("{}{}", param.prefix, typed_json(&param.raw, Some(&types)))
-            }
-        };
+        let mut text = param.prefix;
+        if param.typed {
+            let types = self.schema.param(self.tool, &self.key).unwrap_or_default();
+            push_typed_json(&mut text, &param.raw, types.iter().map(String::as_str));
+        } else {
+            text.clear();
+            text.push('"');
+        }
         self.emitter.markup(at, out);
         self.emitter.arguments_delta(&text, at, out);
     }
@@ -289,40 +280,35 @@ impl ParameterMachine {
 
     /// A call starts; its header ends at `end`.
     fn call_open(&mut self, name: String, end: usize, out: &mut Vec<Event>) {
-        self.emitter.call_start(None, name.clone(), end, out);
-        self.function = name;
+        self.tool = self.schema.tool(&name);
+        self.emitter.call_start(None, name, end, out);
         self.params = 0;
         self.start_probe(Probing::Body, end);
     }
 
     /// A parameter opener with `key` over `start..end`: its value follows.
     fn parameter_open(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
-        let tool = self.tools.iter().find(|t| t.name == self.function);
-        let types = declared_types(tool, &key);
-        let streams = streams_as_string(types.as_deref());
-        let prefix = format!(
-            "{}{}:",
-            if self.params == 0 { "{" } else { "," },
-            serde_json::Value::String(key)
-        );
-        let types: Option<Vec<String>> = (!streams).then(|| {
-            types
-                .unwrap_or_default()
-                .iter()
-                .map(|t| t.to_string())
-                .collect()
-        });
+        // A plain string streams (FD-5): no schema for it, or `string` its only type.
+        let typed = self
+            .schema
+            .param(self.tool, &key)
+            .is_some_and(|types| types.iter().any(|t| t != "string"));
+        let mut prefix = String::with_capacity(key.len() + 8);
+        prefix.push(if self.params == 0 { '{' } else { ',' });
+        push_json_string(&mut prefix, &key);
+        prefix.push(':');
         self.params += 1;
         self.emitter.markup(start, out);
-        if streams {
-            self.emitter
-                .arguments_delta(&format!("{prefix}\""), end, out);
-        } else {
+        if typed {
             self.emitter.markup(end, out);
+            self.key = key;
+        } else {
+            prefix.push('"');
+            self.emitter.arguments_delta(&prefix, end, out);
         }
         self.param = Some(Param {
             prefix,
-            types,
+            typed,
             raw: String::new(),
             at_start: self.family.strip_newlines,
             held_newline: false,

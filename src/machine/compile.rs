@@ -69,6 +69,8 @@ pub(crate) enum Miscompile {
     RangeEndExclusive,
     /// Nesting bounds let one level more through.
     BoundOneTooMany,
+    /// A run of optionals misses to one instruction past its end.
+    OptionalRunPastEnd,
 }
 
 /// Compiles pest grammar text (several files may be concatenated, as pest does);
@@ -345,6 +347,8 @@ fn fuse(code: &mut [Inst], entries: &[Addr]) {
     for (at, inst) in code.iter().enumerate() {
         match *inst {
             Inst::TestSet { miss: to, .. }
+            | Inst::SetOr { miss: to, .. }
+            | Inst::CharOr { miss: to, .. }
             | Inst::Choice(to)
             | Inst::Commit(to)
             | Inst::PartialCommit(to)
@@ -454,6 +458,8 @@ impl<'g> Compiler<'g> {
             Inst::PartialCommit(_) => Inst::PartialCommit(to),
             Inst::BackCommit(_) => Inst::BackCommit(to),
             Inst::TestSet { set, .. } => Inst::TestSet { set, miss: to },
+            Inst::SetOr { set, .. } => Inst::SetOr { set, miss: to },
+            Inst::CharOr { set, .. } => Inst::CharOr { set, miss: to },
             other => other,
         };
     }
@@ -735,6 +741,11 @@ impl<'g> Compiler<'g> {
                 self.patch(choice, end);
             }
             Expr::Seq(a, b) => {
+                if let Expr::Opt(e) = &**a {
+                    if !self.skip_active(ctx, skips) {
+                        return self.optional_run(e, b, ctx, skips);
+                    }
+                }
                 self.expr(a, ctx, skips)?;
                 if self.skip_active(ctx, skips) {
                     self.skip_call(ctx);
@@ -742,6 +753,13 @@ impl<'g> Compiler<'g> {
                 self.expr(b, ctx, skips)?;
             }
             Expr::Choice(..) => self.choice(expr, ctx, skips)?,
+            Expr::Opt(e) if self.optional_class(e, ctx, skips).is_some() => {
+                let hole = self.optional_step(e, ctx, skips)?;
+                let end = self.here();
+                for at in hole {
+                    self.patch(at, end);
+                }
+            }
             Expr::Opt(e) => {
                 let test = self.head_test(e, ctx, skips);
                 let choice = self.hole(Inst::Choice(0));
@@ -758,6 +776,95 @@ impl<'g> Compiler<'g> {
             Expr::Skip(strings) => self.skip_until(strings, ctx)?,
             Expr::RestoreOnErr(e) => self.expr(e, ctx, skips)?,
             _ => return Err(self.unsupported("a construct outside the supported subset")),
+        }
+        Ok(())
+    }
+
+    /// The instruction that takes one character of `e` or jumps, if `e` is a class
+    /// one set test decides (ASCII only, or every non-ASCII character in it).
+    fn optional_class(&mut self, e: &Expr, ctx: Ctx, skips: bool) -> Option<Inst> {
+        let class = self.class_of(e, ctx, skips, &mut Vec::new())?;
+        if class.is_empty() {
+            return None;
+        }
+        let mut set = class.ascii();
+        let extent = class.non_ascii_extent();
+        match extent {
+            Extent::None => Some(Inst::SetOr {
+                set: self.set(set),
+                miss: 0,
+            }),
+            Extent::All => {
+                set.insert_range(0x80, 0xFF);
+                Some(Inst::CharOr {
+                    set: self.set(set),
+                    miss: 0,
+                })
+            }
+            Extent::Some => None,
+        }
+    }
+
+    /// One `e?` whose miss (`e` does not match here) is to jump past it, or past a
+    /// run of them: emits it and returns the holes to patch with that address.
+    fn optional_step(
+        &mut self,
+        e: &Expr,
+        ctx: Ctx,
+        skips: bool,
+    ) -> Result<Vec<usize>, CompileError> {
+        if let Some(inst) = self.optional_class(e, ctx, skips) {
+            return Ok(vec![self.hole(inst)]);
+        }
+        let mut holes: Vec<usize> = self.head_test(e, ctx, skips).into_iter().collect();
+        holes.push(self.hole(Inst::Choice(0)));
+        self.expr(e, ctx, skips)?;
+        let commit = self.hole(Inst::Commit(0));
+        let next = self.here();
+        self.patch(commit, next);
+        Ok(holes)
+    }
+
+    /// `e? ~ e? ~ … ~ rest` without skips between the parts, as pest unrolls the
+    /// optional rounds of `e{n,m}` (up to `m - n` of them). A PEG expression's result
+    /// depends only on the input and the position, so once one `e?` matches nothing
+    /// every later one fails at the same position: each one's miss jumps past the
+    /// whole run instead of trying the others (`tool_name{1,256}` tried 255 more
+    /// tests after a short name).
+    fn optional_run(
+        &mut self,
+        e: &Expr,
+        after: &Expr,
+        ctx: Ctx,
+        skips: bool,
+    ) -> Result<(), CompileError> {
+        let mut count = 1;
+        let mut rest = Some(after);
+        while let Some(next) = rest {
+            match next {
+                Expr::Seq(x, y) if matches!(&**x, Expr::Opt(f) if **f == *e) => {
+                    count += 1;
+                    rest = Some(y);
+                }
+                Expr::Opt(f) if **f == *e => {
+                    count += 1;
+                    rest = None;
+                }
+                _ => break,
+            }
+        }
+        let mut misses = Vec::new();
+        for _ in 0..count {
+            misses.extend(self.optional_step(e, ctx, skips)?);
+        }
+        let end = self.here();
+        #[cfg(test)]
+        let end = end + Addr::from(self.miscompile == Some(Miscompile::OptionalRunPastEnd));
+        for at in misses {
+            self.patch(at, end);
+        }
+        if let Some(rest) = rest {
+            self.expr(rest, ctx, skips)?;
         }
         Ok(())
     }

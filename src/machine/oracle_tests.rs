@@ -552,6 +552,26 @@ fn a_deliberate_miscompilation_is_caught() {
     }
 }
 
+/// The jump past a run of optionals (pest's unrolled `e{n,m}`) is checked by the
+/// oracle: a run that jumps one instruction too far (past the `Close` of
+/// `tool_name{1,256}` or `arg_key{1,256}`) is caught on glm's rules.
+#[test]
+fn a_miscompiled_optional_run_is_caught() {
+    let grammar = grammar_text(&["grammar/glm.pest", "grammar/reasoning.pest"]);
+    let broken =
+        compile_with(&grammar, None, Some(Miscompile::OptionalRunPastEnd)).expect("compiles");
+    let builder = Builder::new(&grammar);
+    let mut rng = Rng(0x0971);
+    let caught = (0..5_000).find_map(|_| {
+        let input = builder.input(&mut rng);
+        disagreement::<glm_oracle::Oracle>(&broken, &input, &mut rng)
+    });
+    assert!(
+        caught.is_some(),
+        "the oracle did not notice a run of optionals jumping past its end"
+    );
+}
+
 #[test]
 fn unsupported_constructs_are_refused_naming_the_rule() {
     let cases = [

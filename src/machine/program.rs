@@ -51,6 +51,14 @@ pub(crate) enum Inst {
     SpanUntil { stops: [u8; 3], n: u8 },
     /// Jumps to `miss` unless the next byte is in `sets[set]`; consumes nothing.
     TestSet { set: u32, miss: Addr },
+    /// One byte in `sets[set]` if the next byte is one, else a jump to `miss` (also
+    /// at the end of the input): an optional byte of a set, without a backtrack
+    /// entry (the fused `TestSet; Choice; Set; Commit` of `e?`).
+    SetOr { set: u32, miss: Addr },
+    /// One character whose first byte is in `sets[set]` (a set that holds every byte
+    /// from 0x80 up, as for `Char`) if the next byte is one, else a jump to `miss`
+    /// (also when the input ends, or ends inside the character).
+    CharOr { set: u32, miss: Addr },
     /// Pushes a backtrack entry: on failure, resume at the address with the current
     /// position and captures.
     Choice(Addr),

@@ -68,6 +68,9 @@ const NO_SLOT: u16 = u16::MAX;
 /// Marks a capture that is still open.
 const OPEN: usize = usize::MAX;
 
+/// How many bytes a `SpanUntil` looks at one by one before it calls memchr.
+const SHORT_SPAN: usize = 16;
+
 /// The default bound on pending calls, choices and predicates.
 pub const DEFAULT_DEPTH: usize = 1024;
 
@@ -320,10 +323,28 @@ impl<'p> ParsingMachine<'p> {
                             }
                             Inst::SpanUntil { stops, n } => {
                                 let rest = &input[pos..];
-                                let found = match n {
-                                    1 => memchr::memchr(stops[0], rest),
-                                    2 => memchr::memchr2(stops[0], stops[1], rest),
-                                    _ => memchr::memchr3(stops[0], stops[1], stops[2], rest),
+                                // Most spans (a name, a short string) end within a few
+                                // bytes: look at those before paying memchr's setup.
+                                // `stops` repeats its first byte past `n`, so testing
+                                // all three is testing the `n`.
+                                let head = rest.len().min(SHORT_SPAN);
+                                let found = match rest[..head]
+                                    .iter()
+                                    .position(|&b| b == stops[0] || b == stops[1] || b == stops[2])
+                                {
+                                    Some(k) => Some(k),
+                                    None if head == rest.len() => None,
+                                    None => {
+                                        let tail = &rest[head..];
+                                        match n {
+                                            1 => memchr::memchr(stops[0], tail),
+                                            2 => memchr::memchr2(stops[0], stops[1], tail),
+                                            _ => {
+                                                memchr::memchr3(stops[0], stops[1], stops[2], tail)
+                                            }
+                                        }
+                                        .map(|k| head + k)
+                                    }
                                 };
                                 match found {
                                     Some(k) => pos += k,
@@ -339,6 +360,33 @@ impl<'p> ParsingMachine<'p> {
                             }
                             Inst::TestSet { set, miss } => match input.get(pos) {
                                 Some(&c) if sets[set as usize].contains(c) => ip += 1,
+                                Some(_) => ip = miss as usize,
+                                None if eof => ip = miss as usize,
+                                None => break 'more,
+                            },
+                            Inst::SetOr { set, miss } => match input.get(pos) {
+                                Some(&c) if sets[set as usize].contains(c) => {
+                                    pos += 1;
+                                    ip += 1;
+                                }
+                                Some(_) => ip = miss as usize,
+                                None if eof => ip = miss as usize,
+                                None => break 'more,
+                            },
+                            Inst::CharOr { set, miss } => match input.get(pos) {
+                                Some(&c) if sets[set as usize].contains(c) => {
+                                    let n = char_len(c);
+                                    if pos + n <= len {
+                                        pos += n;
+                                        ip += 1;
+                                    } else if eof {
+                                        // As the backtrack of `e?` would record it.
+                                        self.furthest = self.furthest.max(pos);
+                                        ip = miss as usize;
+                                    } else {
+                                        break 'more;
+                                    }
+                                }
                                 Some(_) => ip = miss as usize,
                                 None if eof => ip = miss as usize,
                                 None => break 'more,
