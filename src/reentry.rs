@@ -223,6 +223,26 @@ impl Reentry {
         self.drive(machine, false, out);
     }
 
+    /// [`Self::feed`] for a chunk that is text already (`&str`, so valid UTF-8 and
+    /// whole characters): nothing is validated again. A whole document parsed from
+    /// a `&str` is fed this way.
+    pub fn feed_str<M: Machine>(&mut self, text: &str, machine: &mut M, out: &mut Vec<M::Event>) {
+        if self.carry_len > 0 {
+            // A partial character fed as bytes before: the general path ends it.
+            return self.feed(text.as_bytes(), machine, out);
+        }
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+            let used = machine.advance(text, self.offset, false, out);
+            self.offset += used;
+            self.buf.push_str(&text[used..]);
+            return;
+        }
+        self.buf.push_str(text);
+        self.drive(machine, false, out);
+    }
+
     /// Ends the input: a carried partial character becomes U+FFFD and the machine
     /// decides every remaining byte.
     pub fn finish<M: Machine>(&mut self, machine: &mut M, out: &mut Vec<M::Event>) {
@@ -385,6 +405,19 @@ impl<M: Machine> Stream<M> {
         self.events.drain(..)
     }
 
+    /// [`Stream::feed`] for a chunk that is text already: nothing is validated
+    /// again ([`Reentry::feed_str`]).
+    pub fn feed_str(&mut self, text: &str) -> std::vec::Drain<'_, M::Event> {
+        self.events.clear();
+        if self.finished {
+            self.late_bytes += text.len();
+        } else {
+            self.reentry
+                .feed_str(text, &mut self.machine, &mut self.events);
+        }
+        self.events.drain(..)
+    }
+
     /// Ends the input and returns the events that end-of-input decides.
     pub fn finish(&mut self) -> std::vec::Drain<'_, M::Event> {
         self.events.clear();
@@ -450,5 +483,60 @@ mod tests {
         layer.finish(&mut Echo(&mut seen), &mut Vec::new());
         assert_eq!(seen, input);
         assert_eq!(layer.replaced(), 0);
+    }
+    /// Text fed with `feed_str` is seen exactly as fed with `feed`: alone, after
+    /// bytes that ended inside a character, and with bytes held back undecided.
+    #[test]
+    fn text_fed_as_str_is_decided_as_the_same_bytes() {
+        // Decides everything up to its last character until the input ends.
+        struct Holding(String);
+        impl Machine for Holding {
+            type Event = ();
+            fn advance(&mut self, p: &str, _: usize, eof: bool, _: &mut Vec<()>) -> usize {
+                let keep = if eof {
+                    0
+                } else {
+                    p.chars().next_back().map_or(0, char::len_utf8)
+                };
+                self.0.push_str(&p[..p.len() - keep]);
+                p.len() - keep
+            }
+        }
+        let input = "añb€c\u{1F600}d";
+        for split in 0..=input.len() {
+            let mut layer = Reentry::new();
+            let mut machine = Holding(String::new());
+            let (head, tail) = input.as_bytes().split_at(split);
+            layer.feed(head, &mut machine, &mut Vec::new());
+            match std::str::from_utf8(tail) {
+                // The bytes before ended on a character boundary.
+                Ok(tail) => {
+                    for piece in tail.split_inclusive(|_| true) {
+                        layer.feed_str(piece, &mut machine, &mut Vec::new());
+                    }
+                }
+                // They ended inside a character: the rest is not text on its own.
+                Err(_) => layer.feed(tail, &mut machine, &mut Vec::new()),
+            }
+            layer.finish(&mut machine, &mut Vec::new());
+            assert_eq!(machine.0, input, "split at {split}");
+            assert_eq!(layer.replaced(), 0, "split at {split}");
+        }
+        // Text after a cut character: the character is replaced, as with `feed`.
+        let mut seen = Vec::new();
+        for as_str in [false, true] {
+            let mut layer = Reentry::new();
+            let mut machine = Holding(String::new());
+            layer.feed(b"a\xC3", &mut machine, &mut Vec::new());
+            if as_str {
+                layer.feed_str("b", &mut machine, &mut Vec::new());
+            } else {
+                layer.feed(b"b", &mut machine, &mut Vec::new());
+            }
+            layer.finish(&mut machine, &mut Vec::new());
+            seen.push((machine.0, layer.replaced()));
+        }
+        assert_eq!(seen[0], ("a\u{FFFD}b".to_string(), 1));
+        assert_eq!(seen[1], seen[0]);
     }
 }
