@@ -108,6 +108,7 @@ macro_rules! family_glue {
 
 mod call_arguments;
 mod call_object;
+mod parameter_values;
 
 /// The options type of a family that reads the shared keys (FD-3) and the
 /// `reasoning_markers` option (spec/reasoning.md RS-11), `$markers` its default

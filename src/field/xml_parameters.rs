@@ -6,12 +6,10 @@
 //! grammar's entry and captured rules, what follows a call's inner closer, how
 //! names are cleaned, and whether a value's template newlines are stripped.
 
+use crate::field::parameter_values::{Leading, ParameterValues};
 use crate::field::probe::MarkerProbe;
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::reasoning::Spelling;
-use crate::field::typing::{
-    needs_escape, push_escaped, push_json_string, push_typed_json, SchemaTypes,
-};
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
 use crate::reentry::{find_byte, Machine};
@@ -90,22 +88,6 @@ enum Probing {
     Skip,
 }
 
-/// The parameter whose value is being read.
-#[derive(Clone, Debug)]
-struct Param {
-    /// The JSON text before the value: `{"key":` or `,"key":`.
-    prefix: String,
-    /// The declared types (the parameter's, in the machine's schema table), when
-    /// the value is typed at its close (FD-6).
-    typed: bool,
-    /// The raw text of a typed value so far.
-    raw: String,
-    /// Whether the value's first byte (a newline to strip) is still to come.
-    at_start: bool,
-    /// A newline held back at the end of the value so far.
-    held_newline: bool,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     Prose,
@@ -119,10 +101,8 @@ enum Mode {
 #[derive(Clone, Debug)]
 pub(crate) struct ParameterMachine {
     family: &'static ParameterFamily,
-    /// The declared types of the tools' parameters.
-    schema: SchemaTypes,
-    /// The escaped text of a value fragment being built.
-    fragment: String,
+    /// The call's parameters, typed by the tools' schemas.
+    values: ParameterValues,
     start_in_reasoning: bool,
     emitter: Emitter,
     probe: MarkerProbe,
@@ -131,12 +111,6 @@ pub(crate) struct ParameterMachine {
     pos: usize,
     reasoning: bool,
     began: bool,
-    /// The called tool (its position in `schema`), and how many parameters it has had.
-    tool: Option<usize>,
-    /// The key of the parameter being read, when its value is typed at its close.
-    key: String,
-    params: usize,
-    param: Option<Param>,
 }
 
 impl ParameterMachine {
@@ -152,8 +126,7 @@ impl ParameterMachine {
         let captured = [&family.captured()[..], &wrappers.captured()].concat();
         ParameterMachine {
             family,
-            schema: SchemaTypes::new(tools),
-            fragment: String::new(),
+            values: ParameterValues::new(tools, family.strip_newlines),
             start_in_reasoning,
             emitter: Emitter::new(),
             probe: MarkerProbe::new(family.program, &captured),
@@ -162,10 +135,6 @@ impl ParameterMachine {
             pos: 0,
             reasoning: false,
             began: false,
-            tool: None,
-            key: String::new(),
-            params: 0,
-            param: None,
         }
     }
 
@@ -202,117 +171,38 @@ impl ParameterMachine {
         self.mode = Mode::Probe(probing);
     }
 
-    /// Value text at `start`: streamed as an escaped JSON fragment, or collected
-    /// for typing at the close; a newline before it was held.
+    /// Value text at `start` (FD-5, FD-6).
     fn value_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        let Some(param) = self.param.as_mut() else {
-            return;
-        };
-        let held = std::mem::take(&mut param.held_newline);
-        if !held && text.is_empty() {
-            return;
-        }
-        if param.typed {
-            if held {
-                param.raw.push('\n');
-            }
-            param.raw.push_str(text);
-            self.emitter.markup(start + text.len(), out);
-        } else if !held && !needs_escape(text) {
-            // A piece that needs no escaping is its own fragment.
-            self.emitter.arguments_delta(text, start + text.len(), out);
-        } else {
-            self.fragment.clear();
-            if held {
-                self.fragment.push_str("\\n");
-            }
-            push_escaped(&mut self.fragment, text);
-            self.emitter
-                .arguments_delta(&self.fragment, start + text.len(), out);
-        }
+        self.values.text(text, start, &mut self.emitter, out);
     }
 
-    /// A run of value text at `self.pos` with no `<` in it: emitted, except (when
-    /// the family strips newlines) a newline that ends it, which is held until what
-    /// follows decides whether it is the one before the closer; its byte stays
-    /// uncovered meanwhile.
+    /// A run of value text at `self.pos` with no `<` in it (a newline ending it may
+    /// be held: [`ParameterValues::run`]).
     fn value_run(&mut self, run: &str, out: &mut Vec<Event>) {
-        match run
-            .strip_suffix('\n')
-            .filter(|_| self.family.strip_newlines)
-        {
-            Some(text) => {
-                self.value_text(text, self.pos, out);
-                if let Some(param) = self.param.as_mut() {
-                    param.held_newline = true;
-                }
-            }
-            None => self.value_text(run, self.pos, out),
-        }
+        self.values.run(run, self.pos, &mut self.emitter, out);
     }
 
-    /// The value ended at a closer that starts at `at` (a held newline is dropped).
+    /// The value ended at a closer that starts at `at`.
     fn value_close(&mut self, at: usize, out: &mut Vec<Event>) {
-        let Some(param) = self.param.take() else {
-            return;
-        };
-        let mut text = param.prefix;
-        if param.typed {
-            let types = self.schema.param(self.tool, &self.key).unwrap_or_default();
-            push_typed_json(&mut text, &param.raw, types.iter().map(String::as_str));
-        } else {
-            text.clear();
-            text.push('"');
-        }
-        self.emitter.markup(at, out);
-        self.emitter.arguments_delta(&text, at, out);
+        self.values.close(at, &mut self.emitter, out);
     }
 
     /// The call ended (its closer reaches `end`).
     fn call_close(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
-        let close = if self.params == 0 { "{}" } else { "}" };
-        if complete {
-            self.emitter
-                .arguments_delta(close, self.emitter.covered(), out);
-        }
-        self.emitter.call_end(complete, end, out);
+        self.values
+            .call_close(complete, end, &mut self.emitter, out);
     }
 
     /// A call starts; its header ends at `end`.
     fn call_open(&mut self, name: String, end: usize, out: &mut Vec<Event>) {
-        self.tool = self.schema.tool(&name);
+        self.values.call_open(&name);
         self.emitter.call_start(None, name, end, out);
-        self.params = 0;
         self.start_probe(Probing::Body, end);
     }
 
     /// A parameter opener with `key` over `start..end`: its value follows.
     fn parameter_open(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
-        // A plain string streams (FD-5): no schema for it, or `string` its only type.
-        let typed = self
-            .schema
-            .param(self.tool, &key)
-            .is_some_and(|types| types.iter().any(|t| t != "string"));
-        let mut prefix = String::with_capacity(key.len() + 8);
-        prefix.push(if self.params == 0 { '{' } else { ',' });
-        push_json_string(&mut prefix, &key);
-        prefix.push(':');
-        self.params += 1;
-        self.emitter.markup(start, out);
-        if typed {
-            self.emitter.markup(end, out);
-            self.key = key;
-        } else {
-            prefix.push('"');
-            self.emitter.arguments_delta(&prefix, end, out);
-        }
-        self.param = Some(Param {
-            prefix,
-            typed,
-            raw: String::new(),
-            at_start: self.family.strip_newlines,
-            held_newline: false,
-        });
+        self.values.open(key, start, end, &mut self.emitter, out);
         self.mode = Mode::Value;
     }
 
@@ -415,7 +305,7 @@ impl ParameterMachine {
             }
             Probing::Body => {
                 // Not a parameter or a closer: the call is malformed.
-                self.param = None;
+                self.values.abandon();
                 self.call_close(false, start, out);
                 self.pos = start;
                 self.mode = Mode::Skip;
@@ -449,19 +339,14 @@ impl ParameterMachine {
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         let rel = self.pos - base;
-        if let Some(param) = self.param.as_mut() {
-            if param.at_start {
-                match bytes.get(rel) {
-                    None if !eof => return false,
-                    Some(b'\n') => {
-                        param.at_start = false;
-                        self.pos += 1;
-                        self.emitter.markup(self.pos, out);
-                        return true;
-                    }
-                    _ => param.at_start = false,
-                }
+        match self.values.leading(bytes.get(rel).copied(), eof) {
+            Leading::Wait => return false,
+            Leading::Newline => {
+                self.pos += 1;
+                self.emitter.markup(self.pos, out);
+                return true;
             }
+            Leading::Text => {}
         }
         let rel = self.pos - base;
         match find_byte(b'<', &bytes[rel..]) {
@@ -479,7 +364,7 @@ impl ParameterMachine {
                 if eof {
                     self.value_text(all, self.pos, out);
                     self.pos = end;
-                    self.param = None;
+                    self.values.abandon();
                     self.call_close(false, end, out);
                     self.mode = Mode::Prose;
                     return false;
@@ -572,7 +457,7 @@ impl Machine for ParameterMachine {
         }
         if eof {
             if self.emitter.in_call() {
-                self.param = None;
+                self.values.abandon();
                 self.emitter.call_end(false, end, out);
             }
             self.emitter.markup(end, out);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::field::call_object::{CallObject, ObjectEnd, ObjectKeys};
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
-use crate::field::typing::{declared_types, escape_fragment, streams_as_string, typed_json};
+use crate::field::parameter_values::{Leading, ParameterValues};
 use crate::field::{Emitter, Event, Options};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
@@ -130,16 +130,6 @@ enum Probing {
     ObjectEnd,
 }
 
-/// The parameter whose value is being read.
-#[derive(Clone, Debug)]
-struct Param {
-    prefix: String,
-    types: Option<Vec<String>>,
-    raw: String,
-    at_start: bool,
-    held_newline: bool,
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Mode {
     Prose,
@@ -175,9 +165,8 @@ pub struct CustomMachine {
     unit_start: usize,
     reasoning: bool,
     began: bool,
-    function: String,
-    params: usize,
-    param: Option<Param>,
+    /// Parameters encoding: the call's parameters, typed by the tools' schemas.
+    values: ParameterValues,
 }
 
 fn char_len(text: &str, at: usize) -> usize {
@@ -193,6 +182,7 @@ impl CustomMachine {
             .object
             .map(|object| ArgumentsReader::with_rule(family.program, object));
         let object = family.call_object.clone().map(CallObject::new);
+        let values = ParameterValues::new(&options.tools, family.strip_newlines);
         CustomMachine {
             family,
             options: options.clone(),
@@ -205,9 +195,7 @@ impl CustomMachine {
             unit_start: 0,
             reasoning: false,
             began: false,
-            function: String::new(),
-            params: 0,
-            param: None,
+            values,
         }
     }
 
@@ -277,8 +265,7 @@ impl CustomMachine {
                 self.unit_start = end;
                 self.mode = Mode::BeforeArguments;
             } else {
-                self.function = name;
-                self.params = 0;
+                self.values.call_open(&name);
                 self.start_probe(Probing::CallBody, end);
             }
         } else if self.captured(roles.reasoning_open, unit).is_some() {
@@ -421,7 +408,7 @@ impl CustomMachine {
                 self.mode = Mode::Prose;
             }
             Probing::CallBody => {
-                self.param = None;
+                self.values.abandon();
                 self.function_close(false, start, out);
                 self.skip(start);
             }
@@ -453,107 +440,31 @@ impl CustomMachine {
 
     /// A parameter `key` whose opener spans `start..end` (CF-9).
     fn open_value(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
-        let tool = self.options.tool(&self.function);
-        let types = declared_types(tool, &key);
-        let streams = streams_as_string(types.as_deref());
-        let types: Option<Vec<String>> = (!streams).then(|| {
-            types
-                .unwrap_or_default()
-                .iter()
-                .map(|t| t.to_string())
-                .collect()
-        });
-        let prefix = format!(
-            "{}{}:",
-            if self.params == 0 { "{" } else { "," },
-            serde_json::Value::String(key)
-        );
-        self.params += 1;
-        self.emitter.markup(start, out);
-        if streams {
-            self.emitter
-                .arguments_delta(&format!("{prefix}\""), end, out);
-        } else {
-            self.emitter.markup(end, out);
-        }
-        self.param = Some(Param {
-            prefix,
-            types,
-            raw: String::new(),
-            at_start: self.family.strip_newlines,
-            held_newline: false,
-        });
+        self.values.open(key, start, end, &mut self.emitter, out);
         self.pos = end;
         self.mode = Mode::Value;
     }
 
-    /// Value text at `start`: streamed as an escaped JSON fragment, or collected
-    /// for typing at the close; a held newline goes first.
+    /// Value text at `start` (CF-9).
     fn value_text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
-        let Some(param) = self.param.as_mut() else {
-            return;
-        };
-        let mut piece = String::new();
-        if param.held_newline {
-            param.held_newline = false;
-            piece.push('\n');
-        }
-        piece.push_str(text);
-        if piece.is_empty() {
-            return;
-        }
-        match param.types {
-            None => {
-                let fragment = escape_fragment(&piece);
-                self.emitter
-                    .arguments_delta(&fragment, start + text.len(), out);
-            }
-            Some(_) => {
-                param.raw.push_str(&piece);
-                self.emitter.markup(start + text.len(), out);
-            }
-        }
+        self.values.text(text, start, &mut self.emitter, out);
     }
 
     /// The value ended at a closer that starts at `at` (a held newline is dropped).
     fn value_close(&mut self, at: usize, out: &mut Vec<Event>) {
-        let Some(param) = self.param.take() else {
-            return;
-        };
-        let text = match &param.types {
-            None => "\"".to_string(),
-            Some(types) => {
-                let types: Vec<&str> = types.iter().map(String::as_str).collect();
-                format!("{}{}", param.prefix, typed_json(&param.raw, Some(&types)))
-            }
-        };
-        self.emitter.markup(at, out);
-        self.emitter.arguments_delta(&text, at, out);
+        self.values.close(at, &mut self.emitter, out);
     }
 
     /// The call ends (parameters encoding); its markup reaches `end`.
     fn function_close(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {
-        if complete {
-            let close = if self.params == 0 { "{}" } else { "}" };
-            self.emitter
-                .arguments_delta(close, self.emitter.covered(), out);
-        }
-        self.emitter.call_end(complete, end, out);
+        self.values
+            .call_close(complete, end, &mut self.emitter, out);
     }
 
     /// A run of value text at `self.pos` with no candidate in it; with
     /// `strip_newlines`, a newline that ends it is held (CF-9).
     fn value_run(&mut self, run: &str, out: &mut Vec<Event>) {
-        if self.family.strip_newlines {
-            if let Some(text) = run.strip_suffix('\n') {
-                self.value_text(text, self.pos, out);
-                if let Some(param) = self.param.as_mut() {
-                    param.held_newline = true;
-                }
-                return;
-            }
-        }
-        self.value_text(run, self.pos, out);
+        self.values.run(run, self.pos, &mut self.emitter, out);
     }
 
     /// Scans value text from `self.pos`; false when more input is needed.
@@ -561,19 +472,14 @@ impl CustomMachine {
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         let rel = self.pos - base;
-        if let Some(param) = self.param.as_mut() {
-            if param.at_start {
-                match bytes.get(rel) {
-                    None if !eof => return false,
-                    Some(b'\n') => {
-                        param.at_start = false;
-                        self.pos += 1;
-                        self.emitter.markup(self.pos, out);
-                        return true;
-                    }
-                    _ => param.at_start = false,
-                }
+        match self.values.leading(bytes.get(rel).copied(), eof) {
+            Leading::Wait => return false,
+            Leading::Newline => {
+                self.pos += 1;
+                self.emitter.markup(self.pos, out);
+                return true;
             }
+            Leading::Text => {}
         }
         let finder = &self
             .family
@@ -595,7 +501,7 @@ impl CustomMachine {
                 if eof {
                     self.value_text(all, self.pos, out);
                     self.pos = end;
-                    self.param = None;
+                    self.values.abandon();
                     self.function_close(false, end, out);
                     self.mode = Mode::Prose;
                     return false;
@@ -832,7 +738,7 @@ impl Machine for CustomMachine {
         }
         if eof {
             if self.emitter.in_call() {
-                self.param = None;
+                self.values.abandon();
                 self.emitter.call_end(false, end, out);
             }
             self.emitter.markup(end, out);

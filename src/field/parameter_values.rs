@@ -1,0 +1,226 @@
+//! A call's parameters as the XML-parameter families write them (qwen3-coder, glm,
+//! minimax-m2, and run-time families with the parameters encoding): per parameter
+//! a key, then a raw value that streams as an escaped JSON string, or is typed by
+//! the tool's schema when it closes (FD-5, FD-6), the template's newlines around it
+//! stripped where the family writes them (QC-6, CF-9). The machines decide where a
+//! value starts and ends; this writes the arguments' JSON text for them.
+
+use crate::field::typing::{
+    needs_escape, push_escaped, push_json_string, push_typed_json, SchemaTypes,
+};
+use crate::field::{Emitter, Event, Tool};
+
+/// The parameter whose value is being read.
+#[derive(Clone, Debug)]
+struct Param {
+    /// The JSON text before a typed value: `{"key":` or `,"key":`.
+    prefix: String,
+    /// Whether the value is typed at its close (FD-6) rather than streamed.
+    typed: bool,
+    /// The raw text of a typed value so far.
+    raw: String,
+    /// Whether the value's first byte (a newline to strip) is still to come.
+    at_start: bool,
+    /// A newline held back at the end of the value so far.
+    held_newline: bool,
+}
+
+/// What the first byte of a value is, where the family strips a newline there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Leading {
+    /// The byte has not arrived.
+    Wait,
+    /// A template newline: markup, consumed.
+    Newline,
+    /// Value text (or nothing to strip).
+    Text,
+}
+
+/// The parameters of the call being read, and the request's schema for typing them.
+#[derive(Clone, Debug)]
+pub(crate) struct ParameterValues {
+    /// The declared types of the tools' parameters.
+    schema: SchemaTypes,
+    /// Whether one newline after a parameter's opener and one before its closer
+    /// are the template's, not the value's.
+    strip_newlines: bool,
+    /// The escaped text of a value fragment being built.
+    fragment: String,
+    /// The called tool (its position in `schema`).
+    tool: Option<usize>,
+    /// The key of the parameter being read, when its value is typed at its close.
+    key: String,
+    /// How many parameters the call has had.
+    params: usize,
+    param: Option<Param>,
+}
+
+impl ParameterValues {
+    /// Parameters typed by `tools`' schemas; `strip_newlines` as the family writes.
+    pub(crate) fn new(tools: &[Tool], strip_newlines: bool) -> Self {
+        ParameterValues {
+            schema: SchemaTypes::new(tools),
+            strip_newlines,
+            fragment: String::new(),
+            tool: None,
+            key: String::new(),
+            params: 0,
+            param: None,
+        }
+    }
+
+    /// A call of the tool `name` starts: no parameters yet.
+    pub(crate) fn call_open(&mut self, name: &str) {
+        self.tool = self.schema.tool(name);
+        self.params = 0;
+    }
+
+    /// A parameter opener with `key` over `start..end`: its value follows.
+    pub(crate) fn open(
+        &mut self,
+        key: String,
+        start: usize,
+        end: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        // A plain string streams (FD-5): no schema for it, or `string` its only type.
+        let typed = self
+            .schema
+            .param(self.tool, &key)
+            .is_some_and(|types| types.iter().any(|t| t != "string"));
+        let mut prefix = String::with_capacity(key.len() + 8);
+        prefix.push(if self.params == 0 { '{' } else { ',' });
+        push_json_string(&mut prefix, &key);
+        prefix.push(':');
+        self.params += 1;
+        emitter.markup(start, out);
+        if typed {
+            emitter.markup(end, out);
+            self.key = key;
+        } else {
+            prefix.push('"');
+            emitter.arguments_delta(&prefix, end, out);
+        }
+        self.param = Some(Param {
+            prefix,
+            typed,
+            raw: String::new(),
+            at_start: self.strip_newlines,
+            held_newline: false,
+        });
+    }
+
+    /// What `next`, the byte after what the value has had so far, is at the value's
+    /// start; `eof`: the input ends before it.
+    pub(crate) fn leading(&mut self, next: Option<u8>, eof: bool) -> Leading {
+        let Some(param) = self.param.as_mut().filter(|p| p.at_start) else {
+            return Leading::Text;
+        };
+        match next {
+            None if !eof => Leading::Wait,
+            Some(b'\n') => {
+                param.at_start = false;
+                Leading::Newline
+            }
+            _ => {
+                param.at_start = false;
+                Leading::Text
+            }
+        }
+    }
+
+    /// Value text at `start`: streamed as an escaped JSON fragment, or collected
+    /// for typing at the close; a newline held before it goes first.
+    pub(crate) fn text(
+        &mut self,
+        text: &str,
+        start: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(param) = self.param.as_mut() else {
+            return;
+        };
+        let held = std::mem::take(&mut param.held_newline);
+        if !held && text.is_empty() {
+            return;
+        }
+        if param.typed {
+            if held {
+                param.raw.push('\n');
+            }
+            param.raw.push_str(text);
+            emitter.markup(start + text.len(), out);
+        } else if !held && !needs_escape(text) {
+            // A piece that needs no escaping is its own fragment.
+            emitter.arguments_delta(text, start + text.len(), out);
+        } else {
+            self.fragment.clear();
+            if held {
+                self.fragment.push_str("\\n");
+            }
+            push_escaped(&mut self.fragment, text);
+            emitter.arguments_delta(&self.fragment, start + text.len(), out);
+        }
+    }
+
+    /// A run of value text at `start` in which no closer can start: emitted, except
+    /// (when the family strips newlines) a newline that ends it, which is held until
+    /// what follows decides whether it is the one before the closer; its byte stays
+    /// uncovered meanwhile.
+    pub(crate) fn run(
+        &mut self,
+        run: &str,
+        start: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        match run.strip_suffix('\n').filter(|_| self.strip_newlines) {
+            Some(text) => {
+                self.text(text, start, emitter, out);
+                if let Some(param) = self.param.as_mut() {
+                    param.held_newline = true;
+                }
+            }
+            None => self.text(run, start, emitter, out),
+        }
+    }
+
+    /// The value ended at a closer that starts at `at` (a held newline is dropped).
+    pub(crate) fn close(&mut self, at: usize, emitter: &mut Emitter, out: &mut Vec<Event>) {
+        let Some(param) = self.param.take() else {
+            return;
+        };
+        let mut text = param.prefix;
+        if param.typed {
+            let types = self.schema.param(self.tool, &self.key).unwrap_or_default();
+            push_typed_json(&mut text, &param.raw, types.iter().map(String::as_str));
+        } else {
+            text.clear();
+            text.push('"');
+        }
+        emitter.markup(at, out);
+        emitter.arguments_delta(&text, at, out);
+    }
+
+    /// The value being read is dropped (the call is malformed or cut).
+    pub(crate) fn abandon(&mut self) {
+        self.param = None;
+    }
+
+    /// The call ended (its closer reaches `end`): a complete call's arguments close.
+    pub(crate) fn call_close(
+        &mut self,
+        complete: bool,
+        end: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        if complete {
+            let close = if self.params == 0 { "{}" } else { "}" };
+            emitter.arguments_delta(close, emitter.covered(), out);
+        }
+        emitter.call_end(complete, end, out);
+    }
+}
