@@ -206,20 +206,11 @@ impl Reentry {
             bytes = self.complete_carry(bytes);
         }
         let (valid, tail_start) = self.split_valid(bytes);
-        if self.start == self.buf.len() && tail_start == bytes.len() {
-            // Fast path: nothing pending and the chunk is clean UTF-8. Decide it in
-            // place and copy only what stays undecided.
-            self.buf.clear();
-            self.start = 0;
-            let used = machine.advance(valid, self.offset, false, out);
-            self.offset += used;
-            self.buf.push_str(&valid[used..]);
-            return;
+        if tail_start == bytes.len() {
+            return self.feed_text(valid, machine, out);
         }
         self.buf.push_str(valid);
-        if tail_start < bytes.len() {
-            self.decode_into_buf(&bytes[tail_start..]);
-        }
+        self.decode_into_buf(&bytes[tail_start..]);
         self.drive(machine, false, out);
     }
 
@@ -231,6 +222,14 @@ impl Reentry {
             // A partial character fed as bytes before: the general path ends it.
             return self.feed(text.as_bytes(), machine, out);
         }
+        self.feed_text(text, machine, out);
+    }
+
+    /// Clean text after any carried character: with nothing pending it is decided
+    /// in place and only what stays undecided is copied; else it joins the pending
+    /// text.
+    #[inline]
+    fn feed_text<M: Machine>(&mut self, text: &str, machine: &mut M, out: &mut Vec<M::Event>) {
         if self.start == self.buf.len() {
             self.buf.clear();
             self.start = 0;
