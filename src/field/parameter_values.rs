@@ -27,13 +27,26 @@ struct Param {
 
 /// What the first byte of a value is, where the family strips a newline there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Leading {
+enum Leading {
     /// The byte has not arrived.
     Wait,
     /// A template newline: markup, consumed.
     Newline,
     /// Value text (or nothing to strip).
     Text,
+}
+
+/// What [`ParameterValues::scan`] came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scan {
+    /// Every pending byte of the value is decided; the rest waits for more input.
+    More,
+    /// A template newline was markup: scan again.
+    Again,
+    /// A byte at which the value's closer may start: the caller probes it.
+    Candidate,
+    /// The input ended inside the value: the call ends incomplete there.
+    Cut,
 }
 
 /// The parameters of the call being read, and the request's schema for typing them.
@@ -113,7 +126,7 @@ impl ParameterValues {
 
     /// What `next`, the byte after what the value has had so far, is at the value's
     /// start; `eof`: the input ends before it.
-    pub(crate) fn leading(&mut self, next: Option<u8>, eof: bool) -> Leading {
+    fn leading(&mut self, next: Option<u8>, eof: bool) -> Leading {
         let Some(param) = self.param.as_mut().filter(|p| p.at_start) else {
             return Leading::Text;
         };
@@ -202,6 +215,57 @@ impl ParameterValues {
         }
         emitter.markup(at, out);
         emitter.arguments_delta(&text, at, out);
+    }
+
+    /// Scans the value's text in `pending` (at absolute `base`) from `*pos`, which
+    /// it moves past what it decides: a leading template newline, then the text up
+    /// to the first byte at which `find` says a closer may start.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn scan(
+        &mut self,
+        pending: &str,
+        base: usize,
+        pos: &mut usize,
+        eof: bool,
+        find: impl Fn(&[u8]) -> Option<usize>,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) -> Scan {
+        let bytes = pending.as_bytes();
+        let rel = *pos - base;
+        match self.leading(bytes.get(rel).copied(), eof) {
+            Leading::Wait => return Scan::More,
+            Leading::Newline => {
+                *pos += 1;
+                emitter.markup(*pos, out);
+                return Scan::Again;
+            }
+            Leading::Text => {}
+        }
+        match find(&bytes[rel..]) {
+            Some(k) => {
+                // With nothing before the candidate, a held newline stays held.
+                if k > 0 {
+                    self.run(&pending[rel..rel + k], *pos, emitter, out);
+                }
+                *pos += k;
+                Scan::Candidate
+            }
+            None => {
+                let all = &pending[rel..];
+                let at = *pos;
+                *pos = base + bytes.len();
+                if eof {
+                    self.text(all, at, emitter, out);
+                    self.param = None;
+                    return Scan::Cut;
+                }
+                if !all.is_empty() {
+                    self.run(all, at, emitter, out);
+                }
+                Scan::More
+            }
+        }
     }
 
     /// The value being read is dropped (the call is malformed or cut).

@@ -125,6 +125,15 @@ pub(crate) fn joined_calls(calls: &[CallSpec], call: WriteCall) -> Result<String
     Ok(out)
 }
 
+/// Reasoning as `<think>…</think>`, left open when it was not closed.
+pub(crate) fn push_think(out: &mut String, text: &str, closed: bool) {
+    out.push_str("<think>");
+    out.push_str(text);
+    if closed {
+        out.push_str("</think>");
+    }
+}
+
 /// A whole turn for the families that reason in `<think>`: reasoning as
 /// `<think>…</think>` (left open when it was not closed), text verbatim, each call
 /// as `call` writes it.
@@ -132,13 +141,7 @@ pub(crate) fn think_turn(doc: &Document, call: WriteCall) -> Result<String, Stri
     let mut out = String::new();
     for item in &doc.items {
         match item {
-            Item::Reasoning { text, closed, .. } => {
-                out.push_str("<think>");
-                out.push_str(text);
-                if *closed {
-                    out.push_str("</think>");
-                }
-            }
+            Item::Reasoning { text, closed, .. } => push_think(&mut out, text, *closed),
             Item::Text { text, .. } => out.push_str(text),
             Item::ToolCall { .. } => {
                 if let Some(spec) = call_of(item) {

@@ -6,7 +6,7 @@
 //! grammar's entry and captured rules, what follows a call's inner closer, how
 //! names are cleaned, and whether a value's template newlines are stripped.
 
-use crate::field::parameter_values::{Leading, ParameterValues};
+use crate::field::parameter_values::{ParameterValues, Scan};
 use crate::field::probe::MarkerProbe;
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
 use crate::field::reasoning::Spelling;
@@ -176,12 +176,6 @@ impl ParameterMachine {
         self.values.text(text, start, &mut self.emitter, out);
     }
 
-    /// A run of value text at `self.pos` with no `<` in it (a newline ending it may
-    /// be held: [`ParameterValues::run`]).
-    fn value_run(&mut self, run: &str, out: &mut Vec<Event>) {
-        self.values.run(run, self.pos, &mut self.emitter, out);
-    }
-
     /// The value ended at a closer that starts at `at`.
     fn value_close(&mut self, at: usize, out: &mut Vec<Event>) {
         self.values.close(at, &mut self.emitter, out);
@@ -336,43 +330,26 @@ impl ParameterMachine {
 
     /// Scans value text from `self.pos`; returns false when more input is needed.
     fn scan_value(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
-        let bytes = pending.as_bytes();
-        let end = base + bytes.len();
-        let rel = self.pos - base;
-        match self.values.leading(bytes.get(rel).copied(), eof) {
-            Leading::Wait => return false,
-            Leading::Newline => {
-                self.pos += 1;
-                self.emitter.markup(self.pos, out);
-                return true;
-            }
-            Leading::Text => {}
-        }
-        let rel = self.pos - base;
-        match find_byte(b'<', &bytes[rel..]) {
-            Some(k) => {
-                // With nothing before the `<`, a held newline stays held.
-                if k > 0 {
-                    self.value_run(&pending[rel..rel + k], out);
-                }
-                self.pos += k;
+        let find = |hay: &[u8]| find_byte(b'<', hay);
+        let scan = self.values.scan(
+            pending,
+            base,
+            &mut self.pos,
+            eof,
+            find,
+            &mut self.emitter,
+            out,
+        );
+        match scan {
+            Scan::More => false,
+            Scan::Again => true,
+            Scan::Candidate => {
                 self.start_probe(Probing::ValueEnd, self.pos);
                 true
             }
-            None => {
-                let all = &pending[rel..];
-                if eof {
-                    self.value_text(all, self.pos, out);
-                    self.pos = end;
-                    self.values.abandon();
-                    self.call_close(false, end, out);
-                    self.mode = Mode::Prose;
-                    return false;
-                }
-                if !all.is_empty() {
-                    self.value_run(all, out);
-                }
-                self.pos = end;
+            Scan::Cut => {
+                self.call_close(false, self.pos, out);
+                self.mode = Mode::Prose;
                 false
             }
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::field::call_object::{CallObject, ObjectEnd, ObjectKeys};
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
-use crate::field::parameter_values::{Leading, ParameterValues};
+use crate::field::parameter_values::{ParameterValues, Scan};
 use crate::field::{Emitter, Event, Options};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
@@ -461,55 +461,29 @@ impl CustomMachine {
             .call_close(complete, end, &mut self.emitter, out);
     }
 
-    /// A run of value text at `self.pos` with no candidate in it; with
-    /// `strip_newlines`, a newline that ends it is held (CF-9).
-    fn value_run(&mut self, run: &str, out: &mut Vec<Event>) {
-        self.values.run(run, self.pos, &mut self.emitter, out);
-    }
-
     /// Scans value text from `self.pos`; false when more input is needed.
     fn scan_value(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
-        let bytes = pending.as_bytes();
-        let end = base + bytes.len();
-        let rel = self.pos - base;
-        match self.values.leading(bytes.get(rel).copied(), eof) {
-            Leading::Wait => return false,
-            Leading::Newline => {
-                self.pos += 1;
-                self.emitter.markup(self.pos, out);
-                return true;
-            }
-            Leading::Text => {}
-        }
-        let finder = &self
-            .family
-            .value_end
-            .as_ref()
-            .unwrap_or(&self.family.text)
-            .finder;
-        match finder.find(&bytes[rel..]) {
-            Some(k) => {
-                if k > 0 {
-                    self.value_run(&pending[rel..rel + k], out);
-                }
-                self.pos += k;
+        let family = &self.family;
+        let finder = &family.value_end.as_ref().unwrap_or(&family.text).finder;
+        let scan = self.values.scan(
+            pending,
+            base,
+            &mut self.pos,
+            eof,
+            |hay| finder.find(hay),
+            &mut self.emitter,
+            out,
+        );
+        match scan {
+            Scan::More => false,
+            Scan::Again => true,
+            Scan::Candidate => {
                 self.start_probe(Probing::ValueEnd, self.pos);
                 true
             }
-            None => {
-                let all = &pending[rel..];
-                if eof {
-                    self.value_text(all, self.pos, out);
-                    self.pos = end;
-                    self.values.abandon();
-                    self.function_close(false, end, out);
-                    self.mode = Mode::Prose;
-                    return false;
-                }
-                if !all.is_empty() {
-                    self.value_run(all, out);
-                }
-                self.pos = end;
+            Scan::Cut => {
+                self.function_close(false, self.pos, out);
+                self.mode = Mode::Prose;
                 false
             }
         }

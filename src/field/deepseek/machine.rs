@@ -20,11 +20,7 @@ fn format(variant: Variant) -> Format {
         let p = grammars::deepseek();
         let format = |section_marker, call_tail, raw_stop| Format {
             program: p,
-            prose: ProseRules {
-                plain: rule(p, "structure_marker"),
-                open: rule(p, "text_marker"),
-                close: rule(p, "reasoning_marker"),
-            },
+            prose: ProseRules::new(p, "structure_marker"),
             section_space: rule(p, "section_space"),
             section_marker: rule(p, section_marker),
             call_tail: rule(p, call_tail),

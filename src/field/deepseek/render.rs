@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::Variant;
-use crate::field::render_input::{call_of, list_of, turn, CallSpec, ResultSpec};
+use crate::field::render_input::{call_of, list_of, push_think, turn, CallSpec, ResultSpec};
 use crate::field::{Document, Item};
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -77,13 +77,7 @@ pub fn render_turn(variant: Variant, doc: &Document) -> Result<String, String> {
             in_section = false;
         }
         match item {
-            Item::Reasoning { text, closed, .. } => {
-                out.push_str("<think>");
-                out.push_str(text);
-                if *closed {
-                    out.push_str("</think>");
-                }
-            }
+            Item::Reasoning { text, closed, .. } => push_think(&mut out, text, *closed),
             Item::Text { text, .. } => out.push_str(text),
             Item::ToolCall { .. } => {
                 if in_section {

@@ -20,11 +20,7 @@ fn family() -> &'static ParameterFamily {
         let p = grammars::glm();
         ParameterFamily {
             program: p,
-            prose: ProseRules {
-                plain: rule(p, "call_start"),
-                open: rule(p, "text_marker"),
-                close: rule(p, "reasoning_marker"),
-            },
+            prose: ProseRules::new(p, "call_start"),
             body: rule(p, "call_body"),
             value_end: rule(p, "value_end"),
             skip: rule(p, "skip_marker"),

@@ -19,11 +19,7 @@ fn format() -> Format {
         let p = grammars::kimi_k2();
         Format {
             program: p,
-            prose: ProseRules {
-                plain: rule(p, "structure_marker"),
-                open: rule(p, "text_marker"),
-                close: rule(p, "reasoning_marker"),
-            },
+            prose: ProseRules::new(p, "structure_marker"),
             section_space: rule(p, "section_space"),
             section_marker: rule(p, "section_marker"),
             call_tail: rule(p, "call_tail"),

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::field::render_input::{call_of, list_of, turn, CallSpec, ResultSpec};
+use crate::field::render_input::{call_of, list_of, push_think, turn, CallSpec, ResultSpec};
 use crate::field::{Document, Item};
 
 /// One llama3-json call: `{"name": NAME, "parameters": ARGS}`.
@@ -34,13 +34,7 @@ fn turn_with(
             calls.clear();
         }
         match item {
-            Item::Reasoning { text, closed, .. } => {
-                out.push_str("<think>");
-                out.push_str(text);
-                if *closed {
-                    out.push_str("</think>");
-                }
-            }
+            Item::Reasoning { text, closed, .. } => push_think(&mut out, text, *closed),
             Item::Text { text, .. } => out.push_str(text),
             Item::ToolCall { .. } => {}
         }

@@ -20,11 +20,7 @@ fn family() -> &'static ParameterFamily {
         let p = grammars::minimax_m2();
         ParameterFamily {
             program: p,
-            prose: ProseRules {
-                plain: rule(p, "block_start"),
-                open: rule(p, "text_marker"),
-                close: rule(p, "reasoning_marker"),
-            },
+            prose: ProseRules::new(p, "block_start"),
             body: rule(p, "invoke_body"),
             value_end: rule(p, "value_end"),
             skip: rule(p, "skip_marker"),

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::field::render_input::{
-    call_of, list_of, object_arguments, raw_value, turn, CallSpec, ResultSpec,
+    call_of, list_of, object_arguments, push_think, raw_value, turn, CallSpec, ResultSpec,
 };
 use crate::field::{Document, Item};
 
@@ -59,13 +59,7 @@ pub fn render_turn(doc: &Document) -> Result<String, String> {
             in_block = false;
         }
         match item {
-            Item::Reasoning { text, closed, .. } => {
-                out.push_str("<think>");
-                out.push_str(text);
-                if *closed {
-                    out.push_str("</think>");
-                }
-            }
+            Item::Reasoning { text, closed, .. } => push_think(&mut out, text, *closed),
             Item::Text { text, .. } => out.push_str(text),
             Item::ToolCall { .. } => {
                 if !in_block {

@@ -5,6 +5,7 @@
 //! its prose through one of these, so the spellings behave alike everywhere.
 
 use super::spelling::{MarkerRules, Spelling, Wrappers};
+use crate::field::probe::rule;
 use crate::machine::{Capture, Program, RuleId};
 
 /// The family's prose entry rules at its own lead byte (`<`, or `[` for mistral):
@@ -18,6 +19,19 @@ pub struct ProseRules {
     pub open: RuleId,
     /// In reasoning, with that spelling's closer.
     pub close: RuleId,
+}
+
+impl ProseRules {
+    /// The rules of a family grammar that names them as the families do: `plain`
+    /// its markers alone, `text_marker` and `reasoning_marker` the two with the
+    /// wrapper of its lead byte.
+    pub fn new(program: &Program, plain: &str) -> ProseRules {
+        ProseRules {
+            plain: rule(program, plain),
+            open: rule(program, "text_marker"),
+            close: rule(program, "reasoning_marker"),
+        }
+    }
 }
 
 /// What a matched prose unit was, as far as the wrappers go.
