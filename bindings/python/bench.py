@@ -7,8 +7,10 @@ dialect with the generators of `benches/throughput.rs` and measures the library 
 it; then measures the package on the same bytes. Prints Markdown tables:
 
 1. whole documents: `idiolect.parse` (str in, dict out) against the library's typed
-   parse and against the session path writing compact JSON (what `parse` runs
-   before it builds Python objects);
+   parse, built with the system allocator (a Rust program's default) and with
+   mimalloc (the allocator of the package's native module; the
+   `idiolect-rate-mimalloc` build of the same program), and against the session
+   path writing compact JSON;
 2. many documents: `parse_many` on 1 and 2 threads against the typed library parse
    on a rayon pool of the same size, over the same input cut into records of ~4 KB;
 3. streaming: the cost of one `Parser.feed` call at 4-byte chunks (a token), and
@@ -45,14 +47,16 @@ def best_of(f, minimum=0.7, runs=3):
     return best
 
 
-def rate_tool():
+def rate_tools():
+    """The two builds of the Rust side: with the system allocator (as a Rust
+    program gets by default) and with mimalloc (as the package's native module)."""
     subprocess.run(
         ["cargo", "build", "--release", "-q", "-p", "idiolect-rate"], cwd=ROOT, check=True
     )
-    # Where cargo put it: CARGO_TARGET_DIR if set (relative to the root, as cargo
+    # Where cargo put them: CARGO_TARGET_DIR if set (relative to the root, as cargo
     # reads it here), else the workspace's target directory.
-    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
-    return target / "release" / "idiolect-rate"
+    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / "release"
+    return target / "idiolect-rate", target / "idiolect-rate-mimalloc"
 
 
 def rust(tool, *args):
@@ -92,7 +96,7 @@ def main():
     parser.add_argument("--size", type=int, default=4_000_000)
     parser.add_argument("--dialects", default="sections,anthropic-xml,plurnk,kindaxml,transcript")
     args = parser.parse_args()
-    tool = rate_tool()
+    tool, tool_mimalloc = rate_tools()
     before = load()
     whole_rows, many_rows, feed_rows = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,10 +107,12 @@ def main():
             mb = len(text.encode()) / 1e6
 
             lib = rust(tool, "whole", dialect, path)
+            lib_mimalloc = rust(tool_mimalloc, "whole", dialect, path)["library"]
             py = mb / best_of(lambda: idiolect.parse(dialect, text))
             whole_rows.append(
-                f"| {dialect} | {mb:.1f} MB | {lib['library']:.0f} | {lib['session']:.0f} "
-                f"| {py:.0f} | **{py / lib['library']:.2f}** | {py / lib['session']:.2f} |"
+                f"| {dialect} | {mb:.1f} MB | {lib['library']:.0f} | {lib_mimalloc:.0f} "
+                f"| {lib['session']:.0f} | {py:.0f} | **{py / lib['library']:.2f}** "
+                f"| {py / lib_mimalloc:.2f} | {py / lib['session']:.2f} |"
             )
 
             records = records_of(text)
@@ -159,10 +165,10 @@ def main():
     print(f"Before: {before}. After: {load()}.\n")
     print("## Whole documents (MB/s)\n")
     print(
-        "| dialect | size | Rust library | Rust session → JSON | `idiolect.parse` "
-        "| / library (target ≥ 0.7) | / session |"
+        "| dialect | size | Rust library | Rust library, mimalloc | Rust session → JSON "
+        "| `idiolect.parse` | / library (target ≥ 0.7) | / library, mimalloc | / session |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(whole_rows))
     print("\n## Many documents (MB/s; records of ~4 KB)\n")
     print(

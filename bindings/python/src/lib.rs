@@ -17,6 +17,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value;
 
+/// The module's Rust allocations (the typed documents, the parsers' buffers) go
+/// to mimalloc rather than the C library's malloc: documents are built on one
+/// thread and freed on another (the parsing threads of `parse` and
+/// `parse_many`), which glibc's per-thread arenas serve through locks, and a
+/// parse allocates many small strings, mimalloc's fast case. Python's own
+/// objects keep CPython's allocator. `local_dynamic_tls`: the module is loaded
+/// with `dlopen`, which has no room reserved for initial-exec thread-locals.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod convert;
 mod deltas;
 mod parser;
