@@ -777,9 +777,10 @@ fn mm_marker(held: &[u8]) -> bool {
 }
 
 /// The attributes of an invoke or parameter opener so far (MM-2): each after
-/// whitespace, `name="NAME"` once, others `ATTR="VALUE"`.
+/// whitespace, `name="NAME"` once, others `ATTR="VALUE"` (at most 8 on each side).
 fn mm_attributes(mut rest: &[u8]) -> bool {
     let mut seen_name = false;
+    let mut others = 0;
     loop {
         let after = skip_ws(rest);
         if after.is_empty() {
@@ -802,6 +803,11 @@ fn mm_attributes(mut rest: &[u8]) -> bool {
         if is_name && seen_name {
             return false;
         }
+        if is_name {
+            others = 0;
+        } else if others == 8 {
+            return false;
+        }
         let after = skip_ws(&after[key_len..]);
         let Some(after) = after.strip_prefix(b"=") else {
             return after.is_empty();
@@ -821,6 +827,7 @@ fn mm_attributes(mut rest: &[u8]) -> bool {
             None => return true,
             Some(b'"') if !is_name || len > 0 => {
                 seen_name |= is_name;
+                others += usize::from(!is_name);
                 rest = &quoted[len + 1..];
             }
             Some(_) => return false,
