@@ -765,46 +765,73 @@ const MINIMAX_M2_MARKERS: [&str; 6] = [
 
 /// A viable prefix of a minimax-m2 marker, an invoke or parameter opener included
 /// up to its `>` (MM-2, MM-3: whitespace, `name`, `=`, a quoted name of 1 to 256
-/// bytes without `"`, `<`, `>` or a newline).
+/// bytes without `"`, `<`, `>` or a newline; other attributes before or after it).
 fn mm_marker(held: &[u8]) -> bool {
     if marker_prefix(held, &MINIMAX_M2_MARKERS) {
         return true;
     }
-    let Some(rest) = ["<invoke", "<parameter"]
+    ["<invoke", "<parameter"]
         .iter()
         .find_map(|m| held.strip_prefix(m.as_bytes()))
-    else {
-        return false;
-    };
-    let after = skip_ws(rest);
-    if after.len() == rest.len() {
-        return false;
-    }
-    if b"name".starts_with(after) {
-        return true;
-    }
-    let Some(after) = after.strip_prefix(b"name") else {
-        return false;
-    };
-    let after = skip_ws(after);
-    let Some(after) = after.strip_prefix(b"=") else {
-        return after.is_empty();
-    };
-    let after = skip_ws(after);
-    let Some(quoted) = after.strip_prefix(b"\"") else {
-        return after.is_empty();
-    };
-    let name = quoted
-        .iter()
-        .take_while(|&&b| !matches!(b, b'"' | b'<' | b'>' | b'\n'))
-        .count();
-    if name > 256 {
-        return false;
-    }
-    match quoted.get(name) {
-        None => true,
-        Some(b'"') if name > 0 => skip_ws(&quoted[name + 1..]).is_empty(),
-        Some(_) => false,
+        .is_some_and(mm_attributes)
+}
+
+/// The attributes of an invoke or parameter opener so far (MM-2): each after
+/// whitespace, `name="NAME"` once, others `ATTR="VALUE"` (at most 8 on each side).
+fn mm_attributes(mut rest: &[u8]) -> bool {
+    let mut seen_name = false;
+    let mut others = 0;
+    loop {
+        let after = skip_ws(rest);
+        if after.is_empty() {
+            return true;
+        }
+        if after.len() == rest.len() {
+            return false;
+        }
+        let key_len = after
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':'))
+            .count();
+        if key_len == 0 || key_len > 64 {
+            return false;
+        }
+        if key_len == after.len() {
+            return true;
+        }
+        let is_name = &after[..key_len] == b"name";
+        if is_name && seen_name {
+            return false;
+        }
+        if is_name {
+            others = 0;
+        } else if others == 8 {
+            return false;
+        }
+        let after = skip_ws(&after[key_len..]);
+        let Some(after) = after.strip_prefix(b"=") else {
+            return after.is_empty();
+        };
+        let after = skip_ws(after);
+        let Some(quoted) = after.strip_prefix(b"\"") else {
+            return after.is_empty();
+        };
+        let len = quoted
+            .iter()
+            .take_while(|&&b| !matches!(b, b'"' | b'<' | b'>' | b'\n'))
+            .count();
+        if len > if is_name { 256 } else { 1024 } {
+            return false;
+        }
+        match quoted.get(len) {
+            None => return true,
+            Some(b'"') if !is_name || len > 0 => {
+                seen_name |= is_name;
+                others += usize::from(!is_name);
+                rest = &quoted[len + 1..];
+            }
+            Some(_) => return false,
+        }
     }
 }
 

@@ -5,9 +5,12 @@
 //! take a JSON number (the digits are kept as written, so integers beyond 2^53
 //! survive exactly in the arguments text), `boolean` takes `true`/`false` in any
 //! ASCII case (Python's `True`/`False` too), `null` takes `null` or `None`,
-//! `object` and `array` take JSON of that kind, `string` takes the raw text
-//! verbatim. A value no declared type takes stays the raw string. Without a schema
-//! for the parameter every value is the raw string.
+//! `object` and `array` take JSON of that kind or a Python literal of that kind,
+//! `string` takes the raw text verbatim. Where `null` is declared, `null` and
+//! `None` are null whatever the order; Python's type names (`float`, `int`, …) are
+//! read as JSON Schema's. A value no declared type takes stays the raw string.
+//! Without a schema for the parameter every value is the raw string (spec/field.md
+//! FD-6).
 
 use serde_json::Value;
 
@@ -42,7 +45,23 @@ pub fn declared_types<'a>(tool: Option<&'a Tool>, param: &str) -> Option<Vec<&'a
 pub fn streams_as_string(types: Option<&[&str]>) -> bool {
     match types {
         None => true,
-        Some(types) => types.iter().all(|t| *t == "string"),
+        Some(types) => types.iter().all(|t| canonical(t) == "string"),
+    }
+}
+
+/// A declared type name as JSON Schema spells it: the names that tool definitions
+/// written for Python use (`float`, `double`, `int`, `bool`, `str`, `dict`, `list`)
+/// are read as `number`, `integer`, `boolean`, `string`, `object`, `array` (FD-6);
+/// every other name is itself.
+pub fn canonical(ty: &str) -> &str {
+    match ty {
+        "float" | "double" => "number",
+        "int" => "integer",
+        "bool" => "boolean",
+        "str" => "string",
+        "dict" => "object",
+        "list" => "array",
+        other => other,
     }
 }
 
@@ -168,9 +187,20 @@ pub fn typed_json(raw: &str, types: Option<&[&str]>) -> String {
 
 /// Appends the JSON text of one raw value, typed by the declared `types` in order
 /// (see the module docs; [`typed_json`] with a schema).
-pub fn push_typed_json<'t>(out: &mut String, raw: &str, types: impl IntoIterator<Item = &'t str>) {
+pub fn push_typed_json<'t, I>(out: &mut String, raw: &str, types: I)
+where
+    I: IntoIterator<Item = &'t str>,
+    I::IntoIter: Clone,
+{
     let trimmed = raw.trim();
-    for ty in types {
+    let types = types.into_iter();
+    // A declared null takes `null`/`None` before any other type (a nullable
+    // string's null is written so).
+    if (trimmed == "null" || trimmed == "None") && types.clone().any(|t| t == "null") {
+        out.push_str("null");
+        return;
+    }
+    for ty in types.map(canonical) {
         match ty {
             "string" => {}
             "integer" | "number" => match number(trimmed, ty == "integer") {
@@ -183,7 +213,11 @@ pub fn push_typed_json<'t>(out: &mut String, raw: &str, types: impl IntoIterator
             "object" | "array" => match serde_json::from_str::<Value>(trimmed) {
                 Ok(v @ Value::Object(_)) if ty == "object" => out.push_str(&v.to_string()),
                 Ok(v @ Value::Array(_)) if ty == "array" => out.push_str(&v.to_string()),
-                _ => continue,
+                Ok(_) => continue,
+                Err(_) => match python_literal(trimmed, ty == "object") {
+                    Some(json) => out.push_str(&json),
+                    None => continue,
+                },
             },
             _ => continue,
         }
@@ -194,6 +228,20 @@ pub fn push_typed_json<'t>(out: &mut String, raw: &str, types: impl IntoIterator
     }
     // `string`, or no declared type takes it: the raw string.
     push_json_string(out, raw);
+}
+
+/// The compact JSON text of `text` read as a Python literal (PY-6) when it is a
+/// dict (`object`) or a list (not `object`): `{'key': 'value', 'on': True}`.
+fn python_literal(text: &str, object: bool) -> Option<String> {
+    let open = if object { b'{' } else { b'[' };
+    if text.as_bytes().first() != Some(&open) {
+        return None;
+    }
+    let json = super::llama::literal::to_json(text)?;
+    // The reader trusts its grammar; here nothing matched the text before, so the
+    // JSON it wrote is checked.
+    serde_json::from_str::<serde::de::IgnoredAny>(&json).ok()?;
+    Some(json)
 }
 
 /// `text` when it is a JSON number (an integer when asked).
@@ -232,6 +280,22 @@ mod tests {
             "9007199254740993"
         );
         assert_eq!(typed_json("[1, 2]", Some(&["array"])), "[1,2]");
+        assert_eq!(typed_json("None", Some(&["string", "null"])), "null");
+        assert_eq!(typed_json(" null ", Some(&["string", "null"])), "null");
+        assert_eq!(typed_json("null", Some(&["string"])), "\"null\"");
+        assert_eq!(typed_json("3.14", Some(&["float"])), "3.14");
+        assert_eq!(typed_json("7", Some(&["int"])), "7");
+        assert_eq!(typed_json("TRUE", Some(&["bool"])), "true");
+        assert_eq!(
+            typed_json("{'k': 'v', 'n': None}", Some(&["dict"])),
+            "{\"k\":\"v\",\"n\":null}"
+        );
+        assert_eq!(typed_json("['a', True]", Some(&["array"])), "[\"a\",true]");
+        assert_eq!(typed_json("['a' 'b']", Some(&["array"])), "\"['a' 'b']\"");
+        assert_eq!(typed_json("[1.2.3]", Some(&["array"])), "\"[1.2.3]\"");
+        assert_eq!(typed_json("{'a': 1}", Some(&["array"])), "\"{'a': 1}\"");
+        assert_eq!(typed_json("3.14", Some(&["decimal"])), "\"3.14\"");
+        assert!(streams_as_string(Some(&["str"])));
         assert_eq!(typed_json("5", None), "\"5\"");
     }
 

@@ -97,7 +97,15 @@ impl Reader<'_> {
             }
             self.value(out, depth)?;
             first = false;
-            self.eat(b',');
+            // A value is followed by `,` or the closer (the grammar has checked this
+            // for a call's arguments; field typing reads unchecked text, FD-6).
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b']') {
+                break;
+            }
+            return None;
         }
         out.push(']');
         Some(())
@@ -124,7 +132,13 @@ impl Reader<'_> {
             out.push(':');
             self.value(out, depth)?;
             first = false;
-            self.eat(b',');
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b'}') {
+                break;
+            }
+            return None;
         }
         out.push('}');
         Some(())
@@ -157,6 +171,10 @@ impl Reader<'_> {
                 .bytes()
                 .position(|b| b == quote || b == b'\\')
                 .unwrap_or(rest.len());
+            // A string stands on one line (PY-6).
+            if rest[..stop].contains('\n') {
+                return None;
+            }
             s.push_str(&rest[..stop]);
             self.at += stop;
             match self.peek()? {
