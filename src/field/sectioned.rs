@@ -9,7 +9,9 @@
 use crate::field::call_arguments::{CallArguments, Step};
 use crate::field::json_arguments::is_json_ws;
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::reasoning::family::{
+    FamilyWrappers, FirstBytes, ProseRules, RepeatedOpener, WrapperMarker,
+};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -82,6 +84,8 @@ pub(crate) struct SectionedMachine {
     reasoning: bool,
     start_in_reasoning: bool,
     began: bool,
+    /// RS-6: whether the output begins with an accepted opener again.
+    first: RepeatedOpener,
 }
 
 impl SectionedMachine {
@@ -107,6 +111,7 @@ impl SectionedMachine {
             reasoning: false,
             start_in_reasoning,
             began: false,
+            first: RepeatedOpener::new(start_in_reasoning, reasoning_markers),
         }
     }
 
@@ -240,9 +245,19 @@ impl SectionedMachine {
                 self.reasoning = true;
             }
         }
+        let mut at = match self
+            .first
+            .read(pending.as_bytes(), eof, &mut self.emitter, out)
+        {
+            FirstBytes::Undecided => return 0,
+            FirstBytes::Opener { end, spelling } => {
+                self.wrappers.opened(spelling);
+                end
+            }
+            FirstBytes::Other => 0,
+        };
         let bytes = pending.as_bytes();
         let len = pending.len();
-        let mut at = 0;
         loop {
             match self.mode {
                 Mode::Prose => {

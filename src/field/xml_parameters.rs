@@ -8,7 +8,9 @@
 
 use crate::field::parameter_values::{ParameterValues, Scan};
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::reasoning::family::{
+    FamilyWrappers, FirstBytes, ProseRules, RepeatedOpener, WrapperMarker,
+};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -111,6 +113,8 @@ pub(crate) struct ParameterMachine {
     pos: usize,
     reasoning: bool,
     began: bool,
+    /// RS-6: whether the output begins with an accepted opener again.
+    first: RepeatedOpener,
 }
 
 impl ParameterMachine {
@@ -135,6 +139,7 @@ impl ParameterMachine {
             pos: 0,
             reasoning: false,
             began: false,
+            first: RepeatedOpener::new(start_in_reasoning, spellings),
         }
     }
 
@@ -366,6 +371,17 @@ impl Machine for ParameterMachine {
                 self.reasoning = true;
                 self.emitter.reasoning_start(base, out);
             }
+        }
+        match self
+            .first
+            .read(pending.as_bytes(), eof, &mut self.emitter, out)
+        {
+            FirstBytes::Undecided => return 0,
+            FirstBytes::Opener { end, spelling } => {
+                self.pos = base + end;
+                self.wrappers.opened(spelling);
+            }
+            FirstBytes::Other => {}
         }
         let bytes = pending.as_bytes();
         let end = base + bytes.len();

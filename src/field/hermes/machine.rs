@@ -8,6 +8,7 @@ use super::Options;
 use crate::field::call_object::{CallObject, ObjectEnd};
 use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
+use crate::field::reasoning::family::{FirstBytes, RepeatedOpener};
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, RuleId};
@@ -85,6 +86,8 @@ pub struct HermesMachine {
     leads: [u8; 3],
     start_in_reasoning: bool,
     began: bool,
+    /// RS-6: whether the output begins with an accepted opener again.
+    first: RepeatedOpener,
 }
 
 impl HermesMachine {
@@ -112,6 +115,7 @@ impl HermesMachine {
             leads: [b'<', lead(Spelling::Bracket), lead(Spelling::Triangle)],
             start_in_reasoning: options.start_in_reasoning,
             began: false,
+            first: RepeatedOpener::new(options.start_in_reasoning, &options.reasoning_markers),
         }
     }
 
@@ -255,6 +259,17 @@ impl Machine for HermesMachine {
                 self.wrappers.open(None);
                 self.emitter.reasoning_start(base, out);
             }
+        }
+        match self
+            .first
+            .read(pending.as_bytes(), eof, &mut self.emitter, out)
+        {
+            FirstBytes::Undecided => return 0,
+            FirstBytes::Opener { end, spelling } => {
+                self.pos = base + end;
+                self.wrappers.open(Some(spelling));
+            }
+            FirstBytes::Other => {}
         }
         let bytes = pending.as_bytes();
         let end = base + bytes.len();

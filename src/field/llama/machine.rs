@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use super::literal;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
+use crate::field::reasoning::family::{FirstBytes, RepeatedOpener};
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
@@ -242,6 +243,8 @@ pub struct LlamaMachine {
     answered: bool,
     start_in_reasoning: bool,
     began: bool,
+    /// RS-6: whether the output begins with an accepted opener again.
+    first: RepeatedOpener,
 }
 
 impl LlamaMachine {
@@ -303,6 +306,7 @@ impl LlamaMachine {
             answered: false,
             start_in_reasoning,
             began: false,
+            first: RepeatedOpener::new(start_in_reasoning, spellings),
         }
     }
 
@@ -1016,6 +1020,17 @@ impl Machine for LlamaMachine {
                 self.reasoning = true;
                 self.wrappers.open(None);
             }
+        }
+        match self
+            .first
+            .read(pending.as_bytes(), eof, &mut self.emitter, out)
+        {
+            FirstBytes::Undecided => return 0,
+            FirstBytes::Opener { end, spelling } => {
+                self.pos = base + end;
+                self.wrappers.open(Some(spelling));
+            }
+            FirstBytes::Other => {}
         }
         let len = pending.len();
         loop {

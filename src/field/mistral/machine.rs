@@ -9,7 +9,9 @@ use super::options::{Options, TokenizerVersion};
 use crate::field::grammars;
 use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::{FamilyWrappers, ProseRules, WrapperMarker};
+use crate::field::reasoning::family::{
+    FamilyWrappers, FirstBytes, ProseRules, RepeatedOpener, WrapperMarker,
+};
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::Machine;
@@ -144,6 +146,8 @@ pub struct MistralMachine {
     reasoning: bool,
     start_in_reasoning: bool,
     began: bool,
+    /// RS-6: whether the output begins with an accepted opener again.
+    first: RepeatedOpener,
 }
 
 /// Decodes a JSON string's raw text.
@@ -186,6 +190,7 @@ impl MistralMachine {
             reasoning: false,
             start_in_reasoning: options.start_in_reasoning,
             began: false,
+            first: RepeatedOpener::new(options.start_in_reasoning, &options.reasoning_markers),
         }
     }
 
@@ -533,6 +538,17 @@ impl Machine for MistralMachine {
                 self.emitter.reasoning_start(base, out);
                 self.reasoning = true;
             }
+        }
+        match self
+            .first
+            .read(pending.as_bytes(), eof, &mut self.emitter, out)
+        {
+            FirstBytes::Undecided => return 0,
+            FirstBytes::Opener { end, spelling } => {
+                self.pos = base + end;
+                self.wrappers.opened(spelling);
+            }
+            FirstBytes::Other => {}
         }
         let bytes = pending.as_bytes();
         let len = pending.len();

@@ -5,8 +5,10 @@
 //! its prose through one of these, so the spellings behave alike everywhere.
 
 use super::spelling::{MarkerRules, Spelling, Wrappers};
-use crate::field::probe::rule;
-use crate::machine::{Capture, Program, RuleId};
+use crate::field::grammars;
+use crate::field::probe::{rule, MarkerProbe};
+use crate::field::{Emitter, Event};
+use crate::machine::{Capture, Outcome, Program, RuleId};
 
 /// The family's prose entry rules at its own lead byte (`<`, or `[` for mistral):
 /// its markers alone, with the opener of the spelling that shares the byte, and
@@ -136,5 +138,102 @@ impl FamilyWrappers {
     /// tool section): any accepted closer closes what opens next without an opener.
     pub fn reset(&mut self) {
         self.wrappers.open(None);
+    }
+
+    /// The open reasoning was opened by `spelling` (a repeated opener at the
+    /// start of the output, [`RepeatedOpener`]): only its closer closes it.
+    pub fn opened(&mut self, spelling: Spelling) {
+        self.wrappers.open(Some(spelling));
+    }
+}
+
+/// How the first bytes of an output that starts in reasoning read (RS-6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstBytes {
+    /// Not decided yet: they may still be an accepted opener (hold them back).
+    Undecided,
+    /// An accepted opener ends at `end`: markup, the model writing again the opener
+    /// its chat template ended the prompt with; reasoning goes on after it.
+    Opener {
+        /// Where the opener ends (offset 0 is where it starts).
+        end: usize,
+        /// Its spelling, which the open reasoning now has.
+        spelling: Spelling,
+    },
+    /// Anything else: read as usual.
+    Other,
+}
+
+/// The check of RS-6 for an output that starts in reasoning: whether it begins
+/// with an accepted opener, run on grammar/reasoning.pest's opener rule of the
+/// spelling its first byte leads. Every family machine that honours
+/// `reasoning_markers` asks it before its first byte.
+#[derive(Clone, Debug)]
+pub struct RepeatedOpener {
+    /// The accepted spellings while the first bytes are undecided; `None` once
+    /// they are (or from the start when the output does not start in reasoning).
+    pending: Option<Wrappers>,
+    /// The opener rule running on them, with its spelling.
+    probe: Option<(MarkerProbe, Spelling)>,
+}
+
+impl RepeatedOpener {
+    /// The check for an output that starts in reasoning when `start_in_reasoning`,
+    /// with the accepted `spellings`.
+    pub fn new(start_in_reasoning: bool, spellings: &[Spelling]) -> RepeatedOpener {
+        RepeatedOpener {
+            pending: start_in_reasoning.then(|| Wrappers::new(spellings)),
+            probe: None,
+        }
+    }
+
+    /// Reads `bytes`, the output from offset 0 (all that arrived; at `eof` all
+    /// there is), until they are decided; then [`FirstBytes::Other`] for good. An
+    /// opener is emitted as markup through `emitter` when it is decided.
+    pub fn read(
+        &mut self,
+        bytes: &[u8],
+        eof: bool,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) -> FirstBytes {
+        let Some(accepted) = self.pending else {
+            return FirstBytes::Other;
+        };
+        if self.probe.is_none() {
+            let Some(&first) = bytes.first() else {
+                if eof {
+                    self.pending = None;
+                    return FirstBytes::Other;
+                }
+                return FirstBytes::Undecided;
+            };
+            let Some(spelling) = Spelling::of_lead_byte(first).filter(|s| accepted.accepts(*s))
+            else {
+                self.pending = None;
+                return FirstBytes::Other;
+            };
+            let program = grammars::reasoning();
+            let mut probe = MarkerProbe::new(program, &[]);
+            probe.begin(MarkerRules::of(program).open[spelling.index()]);
+            self.probe = Some((probe, spelling));
+        }
+        let Some((probe, spelling)) = self.probe.as_mut() else {
+            return FirstBytes::Other;
+        };
+        let outcome = probe.run(bytes, eof);
+        if outcome == Outcome::NeedMore {
+            return FirstBytes::Undecided;
+        }
+        let spelling = *spelling;
+        self.pending = None;
+        self.probe = None;
+        match outcome {
+            Outcome::Matched { end } => {
+                emitter.markup(end, out);
+                FirstBytes::Opener { end, spelling }
+            }
+            _ => FirstBytes::Other,
+        }
     }
 }

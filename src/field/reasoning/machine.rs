@@ -1,6 +1,7 @@
 //! The `reasoning` state machine (spec/reasoning.md): prose scanned for the
 //! accepted spellings' markers, each candidate run on grammar/reasoning.pest.
 
+use super::family::{FirstBytes, RepeatedOpener};
 use super::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::grammars;
 use crate::field::probe::MarkerProbe;
@@ -23,6 +24,8 @@ pub struct ReasoningMachine {
     reasoning: bool,
     start_in_reasoning: bool,
     began: bool,
+    /// RS-6: whether the output begins with an accepted opener again.
+    first: RepeatedOpener,
 }
 
 impl ReasoningMachine {
@@ -50,6 +53,7 @@ impl ReasoningMachine {
             reasoning: false,
             start_in_reasoning,
             began: false,
+            first: RepeatedOpener::new(start_in_reasoning, spellings),
         }
     }
 
@@ -82,6 +86,17 @@ impl Machine for ReasoningMachine {
                 self.reasoning = true;
                 self.wrappers.open(None);
             }
+        }
+        match self
+            .first
+            .read(pending.as_bytes(), eof, &mut self.emitter, out)
+        {
+            FirstBytes::Undecided => return 0,
+            FirstBytes::Opener { end, spelling } => {
+                self.pos = base + end;
+                self.wrappers.open(Some(spelling));
+            }
+            FirstBytes::Other => {}
         }
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
