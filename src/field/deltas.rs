@@ -111,6 +111,7 @@ enum Calls {
 
 impl ToolCalls {
     /// One entry carrying a fragment of call `index`'s arguments.
+    #[inline]
     pub fn fragment(index: usize, arguments: CompactString) -> Self {
         ToolCalls(Calls::Fragment { index, arguments })
     }
@@ -140,6 +141,7 @@ impl ToolCalls {
 }
 
 /// The entry of a bare argument fragment.
+#[inline]
 fn fragment_entry(index: usize, arguments: CompactString) -> ToolCallDelta {
     ToolCallDelta {
         index,
@@ -189,16 +191,23 @@ pub struct ToolCallsIter(CallsIter);
 
 #[derive(Debug)]
 enum CallsIter {
-    Fragment(Option<ToolCallDelta>),
+    /// A bare fragment, built as its entry when it is taken.
+    Fragment {
+        index: usize,
+        arguments: Option<CompactString>,
+    },
     List(std::vec::IntoIter<ToolCallDelta>),
 }
 
 impl Iterator for ToolCallsIter {
     type Item = ToolCallDelta;
 
+    #[inline]
     fn next(&mut self) -> Option<ToolCallDelta> {
         match &mut self.0 {
-            CallsIter::Fragment(one) => one.take(),
+            CallsIter::Fragment { index, arguments } => arguments
+                .take()
+                .map(|arguments| fragment_entry(*index, arguments)),
             CallsIter::List(list) => list.next(),
         }
     }
@@ -208,11 +217,13 @@ impl IntoIterator for ToolCalls {
     type Item = ToolCallDelta;
     type IntoIter = ToolCallsIter;
 
+    #[inline]
     fn into_iter(self) -> ToolCallsIter {
         ToolCallsIter(match self.0 {
-            Calls::Fragment { index, arguments } => {
-                CallsIter::Fragment(Some(fragment_entry(index, arguments)))
-            }
+            Calls::Fragment { index, arguments } => CallsIter::Fragment {
+                index,
+                arguments: Some(arguments),
+            },
             Calls::List(list) => CallsIter::List(list.into_iter()),
         })
     }
@@ -286,16 +297,46 @@ impl DeltaProjection {
 
     /// [`DeltaProjection::push`] for an event the caller gives up (as it comes out
     /// of a parser's `feed`): its texts move into the deltas instead of being copied.
+    ///
+    /// The deltas of streamed tokens (text, reasoning, a live argument fragment)
+    /// are built here; the rest go through [`Self::push_rest`], kept out of line.
+    #[inline]
     pub fn push_owned(&mut self, event: Event, out: &mut Vec<Delta>) {
         match event {
-            Event::Text { text, .. } if !text.is_empty() => out.push(Delta {
-                content: Some(text),
-                ..Delta::default()
-            }),
-            Event::ReasoningDelta { text, .. } if !text.is_empty() => out.push(Delta {
-                reasoning: Some(text),
-                ..Delta::default()
-            }),
+            Event::Text { text, .. } => {
+                if !text.is_empty() {
+                    out.push(Delta {
+                        content: Some(text),
+                        ..Delta::default()
+                    });
+                }
+            }
+            Event::ReasoningDelta { text, .. } => {
+                if !text.is_empty() {
+                    out.push(Delta {
+                        reasoning: Some(text),
+                        ..Delta::default()
+                    });
+                }
+            }
+            Event::ArgumentsDelta { index, text, .. } if self.mode == DeltaMode::Live => {
+                if !text.is_empty() {
+                    out.push(Delta {
+                        tool_calls: Some(ToolCalls::fragment(index, text)),
+                        ..Delta::default()
+                    });
+                }
+            }
+            Event::Markup { .. } => {}
+            other => self.push_rest(other, out),
+        }
+    }
+
+    /// [`Self::push_owned`] for a call's start and end, and an argument fragment of
+    /// a held call.
+    #[inline(never)]
+    fn push_rest(&mut self, event: Event, out: &mut Vec<Delta>) {
+        match event {
             Event::ToolCallStart {
                 index, id, name, ..
             } => match self.mode {
@@ -319,17 +360,11 @@ impl DeltaProjection {
                     );
                 }
             },
-            Event::ArgumentsDelta { index, text, .. } if !text.is_empty() => match self.mode {
-                DeltaMode::Live => out.push(Delta {
-                    tool_calls: Some(ToolCalls::fragment(index, text)),
-                    ..Delta::default()
-                }),
-                DeltaMode::WholeCalls => {
-                    if let Some(call) = self.held.get_mut(&index) {
-                        call.arguments.push_str(&text);
-                    }
+            Event::ArgumentsDelta { index, text, .. } => {
+                if let Some(call) = self.held.get_mut(&index) {
+                    call.arguments.push_str(&text);
                 }
-            },
+            }
             Event::ToolCallEnd {
                 index, complete, ..
             } => self.end_call(index, complete, out),
