@@ -235,7 +235,9 @@ impl Reentry {
             self.start = 0;
             let used = machine.advance(text, self.offset, false, out);
             self.offset += used;
-            self.buf.push_str(&text[used..]);
+            if used < text.len() {
+                self.buf.push_str(&text[used..]);
+            }
             return;
         }
         self.buf.push_str(text);
