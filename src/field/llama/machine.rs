@@ -7,6 +7,7 @@
 use std::sync::OnceLock;
 
 use super::literal;
+use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
@@ -787,10 +788,9 @@ impl LlamaMachine {
         if started {
             self.emitter.markup(self.pos, out);
         }
-        let key = self.capture(r.member_name).and_then(|c| {
-            serde_json::from_str::<String>(&pending[start - base + c.start..start - base + c.end])
-                .ok()
-        });
+        let key = self
+            .capture(r.member_name)
+            .and_then(|c| json_string(&pending[start - base + c.start..start - base + c.end]));
         let Some(o) = self.object.as_mut() else {
             return;
         };
