@@ -389,7 +389,7 @@ impl LlamaMachine {
             }
             let at = self.pos - base;
             let [a, b, c] = self.leads;
-            let found = memchr::memchr3(a, b, c, &bytes[at..]);
+            let found = crate::reentry::find_byte3(a, b, c, &bytes[at..]);
             match found {
                 None => {
                     self.prose(&pending[at..], self.pos, out);
