@@ -69,7 +69,7 @@ impl Emitter {
     }
 
     /// Answer text `text` that starts at `start`; bytes before it are markup.
-    #[inline]
+    #[inline(always)]
     pub fn text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -92,7 +92,7 @@ impl Emitter {
     /// Prose `text` that starts at `start`: reasoning when `reasoning` (a reasoning
     /// item opens again at its first byte when none is open, as after a call that
     /// broke out of one, FD-2), answer text otherwise; bytes before it are markup.
-    #[inline]
+    #[inline(always)]
     pub fn prose(&mut self, reasoning: bool, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -152,7 +152,7 @@ impl Emitter {
     }
 
     /// A fragment of the open call's arguments, decided by the bytes up to `end`.
-    #[inline]
+    #[inline(always)]
     pub fn arguments_delta(&mut self, text: &str, end: usize, out: &mut Vec<Event>) {
         let Some(index) = self.call else {
             return;
