@@ -83,6 +83,17 @@ pub fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
     }
 }
 
+/// The first position of any of `a`, `b`, `c` in `haystack`: memchr3, except on
+/// the few bytes of a streamed token, as [`find_byte`].
+#[inline]
+pub fn find_byte3(a: u8, b: u8, c: u8, haystack: &[u8]) -> Option<usize> {
+    if haystack.len() < 16 {
+        haystack.iter().position(|&x| x == a || x == b || x == c)
+    } else {
+        memchr::memchr3(a, b, c, haystack)
+    }
+}
+
 /// A dialect whose markup starts at `<` and is recognized by a resumable probe
 /// (sections, anthropic-xml). [`scan_tags`] runs the loop these share: find the next
 /// `<`, probe the candidate there as more text arrives, emit the text between tags
@@ -235,7 +246,9 @@ impl Reentry {
             self.start = 0;
             let used = machine.advance(text, self.offset, false, out);
             self.offset += used;
-            self.buf.push_str(&text[used..]);
+            if used < text.len() {
+                self.buf.push_str(&text[used..]);
+            }
             return;
         }
         self.buf.push_str(text);
@@ -453,12 +466,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn find_byte_agrees_with_memchr_on_short_and_long_slices() {
+    fn find_byte_and_find_byte3_agree_with_memchr_on_short_and_long_slices() {
         let text: Vec<u8> = (0..64u8).map(|i| b'a' + i % 26).collect();
         for len in 0..text.len() {
             for needle in [b'a', b'p', b'z', b'<'] {
                 let hay = &text[..len];
                 assert_eq!(find_byte(needle, hay), memchr::memchr(needle, hay), "{len}");
+                assert_eq!(
+                    find_byte3(needle, b'q', b'<', hay),
+                    memchr::memchr3(needle, b'q', b'<', hay),
+                    "{len}"
+                );
             }
         }
     }

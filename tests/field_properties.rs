@@ -289,7 +289,12 @@ fn the_issue_example_streams_content_then_name_then_arguments() {
             .filter_map(|d| d.content.clone())
             .collect();
         assert_eq!(content, "Let me check.\n");
-        let call = &deltas[first_call].tool_calls.as_ref().expect("call")[0];
+        let call = deltas[first_call]
+            .tool_calls
+            .iter()
+            .flatten()
+            .next()
+            .expect("call");
         assert_eq!(call.function.name.as_deref(), Some("get_weather"));
         assert_eq!(call.kind.as_deref(), Some("function"));
         let arguments: String = deltas[first_call + 1..]

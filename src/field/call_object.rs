@@ -104,7 +104,7 @@ pub enum ObjectEnd {
 /// The string a complete JSON string token stands for, or `None` when it is not
 /// one. A token without escapes (nearly every key and name) is its own content,
 /// borrowed; one with escapes is decoded by serde_json.
-fn json_string(raw: &str) -> Option<Cow<'_, str>> {
+pub(crate) fn json_string(raw: &str) -> Option<Cow<'_, str>> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
     if inner.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
         return Some(Cow::Borrowed(inner));

@@ -73,15 +73,186 @@ pub struct Delta {
     pub reasoning: Option<CompactString>,
     /// Tool-call fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<Vec<ToolCallDelta>>,
+    pub tool_calls: Option<ToolCalls>,
 }
 
 impl Delta {
     fn call(entry: ToolCallDelta) -> Delta {
         Delta {
-            tool_calls: Some(vec![entry]),
+            tool_calls: Some(ToolCalls::from(vec![entry])),
             ..Delta::default()
         }
+    }
+}
+
+/// The `tool_calls` of a [`Delta`]: a list of [`ToolCallDelta`] entries,
+/// serialized as a JSON list.
+///
+/// The common entry, a fragment of a call's arguments and nothing else, is held
+/// inline (its index and text), so that a delta per streamed token costs no heap
+/// allocation; any other list is held as a `Vec`. Iterating (by value with
+/// `into_iter`, or [`ToolCalls::iter`]) gives the entries as [`ToolCallDelta`]s
+/// whatever the form, and equal lists compare equal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCalls(Calls);
+
+/// The two forms of [`ToolCalls`]; a list that is one bare fragment is always held
+/// as `Fragment`, so the derived equality is the lists' equality.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Calls {
+    /// One entry with only `index` and `function.arguments`.
+    Fragment {
+        index: usize,
+        arguments: CompactString,
+    },
+    /// Any other list.
+    List(Vec<ToolCallDelta>),
+}
+
+impl ToolCalls {
+    /// One entry carrying a fragment of call `index`'s arguments.
+    #[inline]
+    pub fn fragment(index: usize, arguments: CompactString) -> Self {
+        ToolCalls(Calls::Fragment { index, arguments })
+    }
+
+    /// How many entries the list has.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Calls::Fragment { .. } => 1,
+            Calls::List(list) => list.len(),
+        }
+    }
+
+    /// Whether the list has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries, in order, as copies (a bare fragment is built as its entry).
+    pub fn iter(&self) -> ToolCallsIter {
+        self.clone().into_iter()
+    }
+
+    /// The entries as a `Vec`.
+    pub fn into_vec(self) -> Vec<ToolCallDelta> {
+        self.into_iter().collect()
+    }
+}
+
+/// The entry of a bare argument fragment.
+#[inline]
+fn fragment_entry(index: usize, arguments: CompactString) -> ToolCallDelta {
+    ToolCallDelta {
+        index,
+        id: None,
+        kind: None,
+        function: FunctionDelta {
+            name: None,
+            arguments: Some(arguments),
+        },
+    }
+}
+
+impl From<Vec<ToolCallDelta>> for ToolCalls {
+    /// The list; one bare fragment is held inline.
+    fn from(mut list: Vec<ToolCallDelta>) -> Self {
+        if let [ToolCallDelta {
+            id: None,
+            kind: None,
+            function:
+                FunctionDelta {
+                    name: None,
+                    arguments: Some(_),
+                },
+            ..
+        }] = list.as_slice()
+        {
+            if let Some(ToolCallDelta {
+                index,
+                function:
+                    FunctionDelta {
+                        arguments: Some(arguments),
+                        ..
+                    },
+                ..
+            }) = list.pop()
+            {
+                return ToolCalls::fragment(index, arguments);
+            }
+        }
+        ToolCalls(Calls::List(list))
+    }
+}
+
+/// The by-value iterator of [`ToolCalls`].
+#[derive(Debug)]
+pub struct ToolCallsIter(CallsIter);
+
+#[derive(Debug)]
+enum CallsIter {
+    /// A bare fragment, built as its entry when it is taken.
+    Fragment {
+        index: usize,
+        arguments: Option<CompactString>,
+    },
+    List(std::vec::IntoIter<ToolCallDelta>),
+}
+
+impl Iterator for ToolCallsIter {
+    type Item = ToolCallDelta;
+
+    #[inline]
+    fn next(&mut self) -> Option<ToolCallDelta> {
+        match &mut self.0 {
+            CallsIter::Fragment { index, arguments } => arguments
+                .take()
+                .map(|arguments| fragment_entry(*index, arguments)),
+            CallsIter::List(list) => list.next(),
+        }
+    }
+}
+
+impl IntoIterator for ToolCalls {
+    type Item = ToolCallDelta;
+    type IntoIter = ToolCallsIter;
+
+    #[inline]
+    fn into_iter(self) -> ToolCallsIter {
+        ToolCallsIter(match self.0 {
+            Calls::Fragment { index, arguments } => CallsIter::Fragment {
+                index,
+                arguments: Some(arguments),
+            },
+            Calls::List(list) => CallsIter::List(list.into_iter()),
+        })
+    }
+}
+
+impl IntoIterator for &ToolCalls {
+    type Item = ToolCallDelta;
+    type IntoIter = ToolCallsIter;
+
+    /// [`ToolCalls::iter`].
+    fn into_iter(self) -> ToolCallsIter {
+        self.iter()
+    }
+}
+
+impl Serialize for ToolCalls {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for entry in self.iter() {
+            seq.serialize_element(&entry)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCalls {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<ToolCallDelta>::deserialize(deserializer).map(ToolCalls::from)
     }
 }
 
@@ -126,16 +297,46 @@ impl DeltaProjection {
 
     /// [`DeltaProjection::push`] for an event the caller gives up (as it comes out
     /// of a parser's `feed`): its texts move into the deltas instead of being copied.
+    ///
+    /// The deltas of streamed tokens (text, reasoning, a live argument fragment)
+    /// are built here; the rest go through [`Self::push_rest`], kept out of line.
+    #[inline]
     pub fn push_owned(&mut self, event: Event, out: &mut Vec<Delta>) {
         match event {
-            Event::Text { text, .. } if !text.is_empty() => out.push(Delta {
-                content: Some(text),
-                ..Delta::default()
-            }),
-            Event::ReasoningDelta { text, .. } if !text.is_empty() => out.push(Delta {
-                reasoning: Some(text),
-                ..Delta::default()
-            }),
+            Event::Text { text, .. } => {
+                if !text.is_empty() {
+                    out.push(Delta {
+                        content: Some(text),
+                        ..Delta::default()
+                    });
+                }
+            }
+            Event::ReasoningDelta { text, .. } => {
+                if !text.is_empty() {
+                    out.push(Delta {
+                        reasoning: Some(text),
+                        ..Delta::default()
+                    });
+                }
+            }
+            Event::ArgumentsDelta { index, text, .. } if self.mode == DeltaMode::Live => {
+                if !text.is_empty() {
+                    out.push(Delta {
+                        tool_calls: Some(ToolCalls::fragment(index, text)),
+                        ..Delta::default()
+                    });
+                }
+            }
+            Event::Markup { .. } => {}
+            other => self.push_rest(other, out),
+        }
+    }
+
+    /// [`Self::push_owned`] for a call's start and end, and an argument fragment of
+    /// a held call.
+    #[inline(never)]
+    fn push_rest(&mut self, event: Event, out: &mut Vec<Delta>) {
+        match event {
             Event::ToolCallStart {
                 index, id, name, ..
             } => match self.mode {
@@ -159,22 +360,11 @@ impl DeltaProjection {
                     );
                 }
             },
-            Event::ArgumentsDelta { index, text, .. } if !text.is_empty() => match self.mode {
-                DeltaMode::Live => out.push(Delta::call(ToolCallDelta {
-                    index,
-                    id: None,
-                    kind: None,
-                    function: FunctionDelta {
-                        name: None,
-                        arguments: Some(text),
-                    },
-                })),
-                DeltaMode::WholeCalls => {
-                    if let Some(call) = self.held.get_mut(&index) {
-                        call.arguments.push_str(&text);
-                    }
+            Event::ArgumentsDelta { index, text, .. } => {
+                if let Some(call) = self.held.get_mut(&index) {
+                    call.arguments.push_str(&text);
                 }
-            },
+            }
             Event::ToolCallEnd {
                 index, complete, ..
             } => self.end_call(index, complete, out),
@@ -205,5 +395,77 @@ impl DeltaProjection {
         let mut out = Vec::new();
         events.iter().for_each(|e| projection.push(e, &mut out));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(index: usize, name: Option<&str>, arguments: Option<&str>) -> ToolCallDelta {
+        ToolCallDelta {
+            index,
+            id: name.map(|_| None),
+            kind: name.map(|_| FUNCTION),
+            function: FunctionDelta {
+                name: name.map(CompactString::from),
+                arguments: arguments.map(CompactString::from),
+            },
+        }
+    }
+
+    /// A bare fragment held inline is the same list as the one entry in a `Vec`:
+    /// equal, serialized alike, read back equal, iterated to the same entry.
+    #[test]
+    fn a_fragment_held_inline_is_the_list_of_its_entry() {
+        let inline = ToolCalls::fragment(3, CompactString::from("{\"a\""));
+        let listed = ToolCalls::from(vec![entry(3, None, Some("{\"a\""))]);
+        assert_eq!(inline, listed);
+        let json = serde_json::to_string(&inline).unwrap();
+        assert_eq!(json, r#"[{"index":3,"function":{"arguments":"{\"a\""}}]"#);
+        assert_eq!(
+            json,
+            serde_json::to_string(&vec![entry(3, None, Some("{\"a\""))]).unwrap()
+        );
+        let back: ToolCalls = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, inline);
+        assert_eq!(inline.len(), 1);
+        assert_eq!(
+            inline.iter().collect::<Vec<_>>(),
+            vec![entry(3, None, Some("{\"a\""))]
+        );
+        assert_eq!(inline.into_vec(), vec![entry(3, None, Some("{\"a\""))]);
+    }
+
+    /// Any other list (a call's first entry, several entries, none) keeps its
+    /// entries as they are.
+    #[test]
+    fn other_lists_keep_their_entries() {
+        let lists = [
+            vec![entry(0, Some("f"), None)],
+            vec![entry(0, Some("f"), Some("{}"))],
+            vec![entry(0, None, Some("{")), entry(1, None, Some("}"))],
+            vec![entry(2, None, None)],
+            vec![],
+        ];
+        for list in lists {
+            let calls = ToolCalls::from(list.clone());
+            assert_eq!(calls.len(), list.len());
+            assert_eq!(calls.is_empty(), list.is_empty());
+            assert_eq!(
+                serde_json::to_value(&calls).unwrap(),
+                serde_json::to_value(&list).unwrap()
+            );
+            assert_eq!((&calls).into_iter().collect::<Vec<_>>(), list);
+            assert_eq!(calls.into_iter().collect::<Vec<_>>(), list);
+        }
+    }
+
+    /// The delta of a streamed token stays small: one per fed chunk is built,
+    /// moved and dropped, and the argument fragment needs no heap allocation.
+    #[test]
+    fn a_delta_stays_small() {
+        assert!(std::mem::size_of::<ToolCalls>() <= 32);
+        assert!(std::mem::size_of::<Delta>() <= 80);
     }
 }

@@ -52,6 +52,7 @@ impl Emitter {
         self.call.map(|_| self.arguments.as_str())
     }
 
+    #[inline]
     fn span_to(&mut self, end: usize) -> Span {
         let span = Span::new(self.covered, end.max(self.covered));
         self.covered = span.end;
@@ -59,6 +60,7 @@ impl Emitter {
     }
 
     /// Covers the bytes up to `end` as markup (nothing when they are covered).
+    #[inline]
     pub fn markup(&mut self, end: usize, out: &mut Vec<Event>) {
         if end > self.covered {
             let span = self.span_to(end);
@@ -67,6 +69,7 @@ impl Emitter {
     }
 
     /// Answer text `text` that starts at `start`; bytes before it are markup.
+    #[inline(always)]
     pub fn text(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -89,6 +92,7 @@ impl Emitter {
     /// Prose `text` that starts at `start`: reasoning when `reasoning` (a reasoning
     /// item opens again at its first byte when none is open, as after a call that
     /// broke out of one, FD-2), answer text otherwise; bytes before it are markup.
+    #[inline(always)]
     pub fn prose(&mut self, reasoning: bool, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -105,6 +109,7 @@ impl Emitter {
     }
 
     /// Reasoning text `text` that starts at `start`; bytes before it are markup.
+    #[inline]
     pub fn reasoning(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -147,6 +152,7 @@ impl Emitter {
     }
 
     /// A fragment of the open call's arguments, decided by the bytes up to `end`.
+    #[inline(always)]
     pub fn arguments_delta(&mut self, text: &str, end: usize, out: &mut Vec<Event>) {
         let Some(index) = self.call else {
             return;

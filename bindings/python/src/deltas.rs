@@ -8,7 +8,7 @@
 
 use idiolect::field::{
     self, deepseek, harmony, hermes, mistral, qwen3_coder, CompactString, Delta, DeltaMode,
-    DeltaProjection,
+    DeltaProjection, ToolCalls,
 };
 use idiolect::fold::DialectMachine;
 use idiolect::Stream;
@@ -120,6 +120,7 @@ fn tools_value(tools: &Bound<'_, PyAny>) -> PyResult<Value> {
 fn merge(deltas: Vec<Delta>) -> Option<Delta> {
     let mut rest = deltas.into_iter();
     let mut merged = rest.next()?;
+    let mut calls = merged.tool_calls.take().map(ToolCalls::into_vec);
     for delta in rest {
         if let Some(text) = delta.content {
             merged
@@ -134,7 +135,7 @@ fn merge(deltas: Vec<Delta>) -> Option<Delta> {
                 .push_str(&text);
         }
         for call in delta.tool_calls.into_iter().flatten() {
-            let calls = merged.tool_calls.get_or_insert_with(Vec::new);
+            let calls = calls.get_or_insert_with(Vec::new);
             let continues =
                 call.id.is_none() && call.kind.is_none() && call.function.name.is_none();
             match calls.last_mut() {
@@ -150,6 +151,7 @@ fn merge(deltas: Vec<Delta>) -> Option<Delta> {
             }
         }
     }
+    merged.tool_calls = calls.map(ToolCalls::from);
     Some(merged)
 }
 

@@ -279,7 +279,7 @@ impl Machine for HermesMachine {
                     let rel = self.pos - base;
                     let found = match self.leads {
                         [b'<', b'<', b'<'] => find_byte(b'<', &bytes[rel..]),
-                        [a, b, c] => memchr::memchr3(a, b, c, &bytes[rel..]),
+                        [a, b, c] => crate::reentry::find_byte3(a, b, c, &bytes[rel..]),
                     };
                     let Some(k) = found else {
                         self.prose(&pending[rel..], self.pos, out);

@@ -7,6 +7,7 @@
 use std::sync::OnceLock;
 
 use super::literal;
+use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
 use crate::field::reasoning::family::{FirstBytes, RepeatedOpener};
@@ -392,7 +393,7 @@ impl LlamaMachine {
             }
             let at = self.pos - base;
             let [a, b, c] = self.leads;
-            let found = memchr::memchr3(a, b, c, &bytes[at..]);
+            let found = crate::reentry::find_byte3(a, b, c, &bytes[at..]);
             match found {
                 None => {
                     self.prose(&pending[at..], self.pos, out);
@@ -791,10 +792,9 @@ impl LlamaMachine {
         if started {
             self.emitter.markup(self.pos, out);
         }
-        let key = self.capture(r.member_name).and_then(|c| {
-            serde_json::from_str::<String>(&pending[start - base + c.start..start - base + c.end])
-                .ok()
-        });
+        let key = self
+            .capture(r.member_name)
+            .and_then(|c| json_string(&pending[start - base + c.start..start - base + c.end]));
         let Some(o) = self.object.as_mut() else {
             return;
         };

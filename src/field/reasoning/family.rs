@@ -91,7 +91,7 @@ impl FamilyWrappers {
         match self.lead_count {
             1 => crate::reentry::find_byte(a, bytes),
             2 => memchr::memchr2(a, b, bytes),
-            _ => memchr::memchr3(a, b, c, bytes),
+            _ => crate::reentry::find_byte3(a, b, c, bytes),
         }
     }
 

@@ -105,7 +105,7 @@ impl Machine for ReasoningMachine {
                 let at = self.pos - base;
                 let [a, b, c] = self.leads;
                 let found = if self.any {
-                    memchr::memchr3(a, b, c, &bytes[at..])
+                    crate::reentry::find_byte3(a, b, c, &bytes[at..])
                 } else {
                     None
                 };
