@@ -197,6 +197,8 @@ impl Family {
             parameter: opt(&c.parameter),
             call_close: opt(&c.call_close),
             cut: opt(&c.cut),
+            nested_open: opt(&c.nested_open),
+            nested_close: opt(&c.nested_close),
         };
         let captured = [
             roles.name,
@@ -208,6 +210,8 @@ impl Family {
             roles.parameter,
             roles.call_close,
             roles.cut,
+            roles.nested_open,
+            roles.nested_close,
         ]
         .into_iter()
         .flatten()
@@ -233,6 +237,7 @@ impl Family {
             reasoning: entry(e.reasoning.as_deref().unwrap_or(&e.text)),
             call_body: e.call_body.as_deref().map(entry),
             value_end: e.value_end.as_deref().map(entry),
+            value_nested: e.value_nested.as_deref().map(entry),
             arguments_end: e.arguments_end.as_deref().map(entry),
             after_call: e.after_call.as_deref().map(entry),
             skip: e.skip.as_deref().map(entry),
