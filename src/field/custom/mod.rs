@@ -341,6 +341,30 @@ mod tests {
     }
 
     #[test]
+    fn nesting_keys_go_together_and_only_with_parameters() {
+        let grammar = include_str!("../../../examples/families/qwen3-coder.pest");
+        let description = include_str!("../../../examples/families/qwen3-coder.json");
+        assert!(Family::new(grammar, description).is_ok());
+        let without_entry = description.replace("\"value_nested\": \"value_nested\",", "");
+        let message = Family::new(grammar, &without_entry)
+            .expect_err("refused")
+            .to_string();
+        assert!(message.contains("go together"), "{message:?}");
+        let json_grammar = "open = { \"<t>\" }\nname = { \"n\" }\ntext = _{ open }\nend = _{ \"e\" }\nafter = _{ \"a\" }\n";
+        let with_nesting = JSON_FAMILY.replace(
+            "\"name\": \"name\"",
+            "\"name\": \"name\", \"nested_open\": \"open\"",
+        );
+        let message = Family::new(json_grammar, &with_nesting)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            message.contains("key `captures.nested_open` does not apply"),
+            "{message:?}"
+        );
+    }
+
+    #[test]
     fn every_error_is_one_line_naming_the_key_or_rule() {
         let grammar = "open = { \"<t>\" }\nname = { \"n\" }\ntext = _{ open }\nend = _{ \"e\" }\nafter = _{ \"a\" }\n";
         assert!(Family::new(grammar, JSON_FAMILY).is_ok());
