@@ -469,7 +469,8 @@ fn qc_marker(held: &[u8]) -> bool {
 /// QC-16: a viable prefix of a marker; a call opener, whitespace and a viable
 /// prefix of the function opener; whitespace and a viable prefix of a marker
 /// (between parameters, after a function); inside a value, an optional newline,
-/// a parameter closer, whitespace and a viable prefix of what may follow it.
+/// a parameter closer, whitespace and a viable prefix of what may follow it, or a
+/// viable prefix of a nested opener (QC-19, the same prefixes as a marker's).
 fn qwen3_coder(held: &[u8]) -> bool {
     if qc_marker(held) {
         return true;

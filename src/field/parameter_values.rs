@@ -23,6 +23,11 @@ struct Param {
     at_start: bool,
     /// A newline held back at the end of the value so far.
     held_newline: bool,
+    /// Whether the value so far is empty or ends with a newline: a nested opener
+    /// counts only here (QC-19).
+    line_start: bool,
+    /// How many nested openers quoted in the value are still open (QC-19).
+    depth: u32,
 }
 
 /// What the first byte of a value is, where the family strips a newline there.
@@ -121,6 +126,8 @@ impl ParameterValues {
             raw: String::new(),
             at_start: self.strip_newlines,
             held_newline: false,
+            line_start: true,
+            depth: 0,
         });
     }
 
@@ -159,6 +166,9 @@ impl ParameterValues {
         if !held && text.is_empty() {
             return;
         }
+        if let Some(last) = text.bytes().last() {
+            param.line_start = last == b'\n';
+        }
         if param.typed {
             if held {
                 param.raw.push('\n');
@@ -194,9 +204,47 @@ impl ParameterValues {
                 self.text(text, start, emitter, out);
                 if let Some(param) = self.param.as_mut() {
                     param.held_newline = true;
+                    param.line_start = true;
                 }
             }
             None => self.text(run, start, emitter, out),
+        }
+    }
+
+    /// Whether the value quotes a nested opener that is still open (QC-19): then
+    /// no closer ends it.
+    pub(crate) fn nested(&self) -> bool {
+        self.param.as_ref().is_some_and(|p| p.depth > 0)
+    }
+
+    /// A nested opener `text` at `start`, quoted in the value (QC-19): value text,
+    /// and one level down when it begins a line of the value.
+    pub(crate) fn nest_open(
+        &mut self,
+        text: &str,
+        start: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        let counts = self.param.as_ref().is_some_and(|p| p.line_start);
+        self.text(text, start, emitter, out);
+        if let Some(param) = self.param.as_mut().filter(|_| counts) {
+            param.depth = param.depth.saturating_add(1);
+        }
+    }
+
+    /// A nested closer `text` at `start` while the value is nested (QC-19): value
+    /// text, and one level up.
+    pub(crate) fn nest_close(
+        &mut self,
+        text: &str,
+        start: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        self.text(text, start, emitter, out);
+        if let Some(param) = self.param.as_mut() {
+            param.depth = param.depth.saturating_sub(1);
         }
     }
 

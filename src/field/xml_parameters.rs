@@ -32,6 +32,19 @@ pub(crate) enum AfterCall {
     },
 }
 
+/// How a family reads markup quoted inside a value one level down (qwen3-coder
+/// QC-19).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Nesting {
+    /// Inside a value that quotes an open nested opener, at a `<`: a nested opener
+    /// or closer.
+    pub entry: RuleId,
+    /// The captured nested opener (in `value_end` and `entry`).
+    pub open: RuleId,
+    /// The captured nested closer (in `entry`).
+    pub close: RuleId,
+}
+
 /// One XML-parameter family as data: its grammar's rules and its spelling habits.
 #[derive(Debug)]
 pub(crate) struct ParameterFamily {
@@ -43,6 +56,8 @@ pub(crate) struct ParameterFamily {
     pub body: RuleId,
     /// Inside a value, at a `<`: the closer that ends it (looked ahead).
     pub value_end: RuleId,
+    /// Nested markup quoted in a value, if the family reads it (QC-19).
+    pub nesting: Option<Nesting>,
     /// In the rest of a malformed call: its closer.
     pub skip: RuleId,
     /// The captured call name.
@@ -67,6 +82,9 @@ impl ParameterFamily {
     fn captured(&self) -> Vec<RuleId> {
         let mut rules = vec![self.cut, self.name, self.key];
         rules.extend(self.inner_close.map(|(rule, _)| rule));
+        if let Some(n) = self.nesting {
+            rules.extend([n.open, n.close]);
+        }
         rules
     }
 }
@@ -164,7 +182,10 @@ impl ParameterMachine {
         let entry = match (probing, f.inner_close.map(|(_, after)| after)) {
             (Probing::Prose, _) => return,
             (Probing::Body, _) => f.body,
-            (Probing::ValueEnd, _) => f.value_end,
+            (Probing::ValueEnd, _) => match f.nesting {
+                Some(n) if self.values.nested() => n.entry,
+                _ => f.value_end,
+            },
             (Probing::Closer, Some(AfterCall::Closer(rule))) => rule,
             (Probing::BlockSpace, Some(AfterCall::Block { space, .. })) => space,
             (Probing::BlockMarker, Some(AfterCall::Block { marker, .. })) => marker,
@@ -266,6 +287,21 @@ impl ParameterMachine {
                 }
             }
             Probing::ValueEnd => {
+                let quoted = &unit[..end - start];
+                match f.nesting {
+                    Some(n) if self.capture(n.open).is_some() => {
+                        self.values.nest_open(quoted, start, &mut self.emitter, out);
+                        self.mode = Mode::Value;
+                        return;
+                    }
+                    Some(n) if self.capture(n.close).is_some() => {
+                        self.values
+                            .nest_close(quoted, start, &mut self.emitter, out);
+                        self.mode = Mode::Value;
+                        return;
+                    }
+                    _ => {}
+                }
                 self.value_close(start, out);
                 self.emitter.markup(end, out);
                 self.start_probe(Probing::Body, end);

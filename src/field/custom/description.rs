@@ -68,6 +68,10 @@ pub struct Entries {
     /// Parameters encoding: run at each candidate byte inside a value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_end: Option<String>,
+    /// Parameters encoding: run at each candidate byte inside a value while it
+    /// quotes an open nested opener (CF-17; default: none, values do not nest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_nested: Option<String>,
     /// JSON encoding: run where the arguments object ends (or, when no `{`
     /// follows the call's start, where it would begin), and at each candidate byte
     /// of malformed arguments.
@@ -114,6 +118,14 @@ pub struct Captures {
     /// the call complete and runs `after_call`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_close: Option<String>,
+    /// Parameters encoding: an opener quoted inside a value; a `value_end` or
+    /// `value_nested` match holding it is value text one level down (CF-17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_open: Option<String>,
+    /// Parameters encoding: a closer quoted inside a value; a `value_nested` match
+    /// holding it is value text one level up (CF-17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_close: Option<String>,
     /// A marker cut by the end of input: a match holding it is markup and starts
     /// nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -229,7 +241,10 @@ impl Description {
             Arguments::Parameters { .. } => {
                 named.push(("entries.call_body", e.call_body.as_deref()));
                 named.push(("entries.value_end", e.value_end.as_deref()));
+                named.push(("entries.value_nested", e.value_nested.as_deref()));
                 named.push(("captures.parameter", c.parameter.as_deref()));
+                named.push(("captures.nested_open", c.nested_open.as_deref()));
+                named.push(("captures.nested_close", c.nested_close.as_deref()));
                 named.push(("captures.call_close", c.call_close.as_deref()));
                 &[
                     "captures.name",
@@ -253,6 +268,9 @@ impl Description {
                 ("captures.id", c.id.is_some()),
                 ("entries.call_body", e.call_body.is_some()),
                 ("entries.value_end", e.value_end.is_some()),
+                ("entries.value_nested", e.value_nested.is_some()),
+                ("captures.nested_open", c.nested_open.is_some()),
+                ("captures.nested_close", c.nested_close.is_some()),
                 ("captures.parameter", c.parameter.is_some()),
                 ("captures.call_close", c.call_close.is_some()),
             ],
@@ -260,6 +278,9 @@ impl Description {
                 ("captures.call_open", c.call_open.is_some()),
                 ("entries.call_body", e.call_body.is_some()),
                 ("entries.value_end", e.value_end.is_some()),
+                ("entries.value_nested", e.value_nested.is_some()),
+                ("captures.nested_open", c.nested_open.is_some()),
+                ("captures.nested_close", c.nested_close.is_some()),
                 ("captures.parameter", c.parameter.is_some()),
                 ("captures.call_close", c.call_close.is_some()),
             ],
@@ -273,6 +294,18 @@ impl Description {
                 "key `{key}` does not apply to arguments encoding `{}`",
                 self.arguments.encoding()
             ));
+        }
+        // Nesting is read with all three keys or none (CF-17).
+        let nesting = [
+            e.value_nested.is_some(),
+            c.nested_open.is_some(),
+            c.nested_close.is_some(),
+        ];
+        if nesting.contains(&true) && nesting.contains(&false) {
+            return Err(
+                "keys `entries.value_nested`, `captures.nested_open` and `captures.nested_close` go together"
+                    .to_string(),
+            );
         }
         Ok(named
             .into_iter()

@@ -83,6 +83,8 @@ pub(crate) struct Roles {
     pub(crate) parameter: Option<RuleId>,
     pub(crate) call_close: Option<RuleId>,
     pub(crate) cut: Option<RuleId>,
+    pub(crate) nested_open: Option<RuleId>,
+    pub(crate) nested_close: Option<RuleId>,
 }
 
 /// A family compiled from its grammar and description.
@@ -93,6 +95,8 @@ pub(crate) struct Compiled {
     pub(crate) reasoning: Entry,
     pub(crate) call_body: Option<Entry>,
     pub(crate) value_end: Option<Entry>,
+    /// Inside a value that quotes an open nested opener (CF-17).
+    pub(crate) value_nested: Option<Entry>,
     pub(crate) arguments_end: Option<Entry>,
     pub(crate) after_call: Option<Entry>,
     pub(crate) skip: Option<Entry>,
@@ -107,6 +111,15 @@ pub(crate) struct Compiled {
     pub(crate) calls_end_reasoning: bool,
     pub(crate) end_in_block_markup: bool,
     pub(crate) start_in_reasoning: bool,
+}
+
+impl Compiled {
+    /// The entry rule inside a value: `value_nested` while the value quotes an open
+    /// nested opener (CF-17), `value_end` otherwise.
+    fn value_entry(&self, nested: bool) -> &Entry {
+        let nested = self.value_nested.as_ref().filter(|_| nested);
+        nested.or(self.value_end.as_ref()).unwrap_or(&self.text)
+    }
 }
 
 /// What a probe was started for.
@@ -210,7 +223,7 @@ impl CustomMachine {
             Probing::Prose => &f.text,
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
-            Probing::ValueEnd => f.value_end.as_ref().unwrap_or(&f.text),
+            Probing::ValueEnd => f.value_entry(self.values.nested()),
             Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::ObjectEnd => {
                 f.arguments_end.as_ref().unwrap_or(&f.text)
             }
@@ -356,6 +369,32 @@ impl CustomMachine {
                 }
             }
             Probing::ValueEnd => {
+                let roles = &self.family.roles;
+                let (open, close) = (roles.nested_open, roles.nested_close);
+                let opens = self.captured(open, unit).is_some();
+                let closes = !opens && self.captured(close, unit).is_some();
+                if opens || closes || self.values.nested() {
+                    // Value text (CF-17); a match that consumed nothing is one
+                    // character of it, so the scan moves on.
+                    let len = if end > start {
+                        end - start
+                    } else {
+                        char_len(unit, 0)
+                    };
+                    let len = len.min(unit.len());
+                    let quoted = &unit[..len];
+                    if opens {
+                        self.values.nest_open(quoted, start, &mut self.emitter, out);
+                    } else if closes {
+                        self.values
+                            .nest_close(quoted, start, &mut self.emitter, out);
+                    } else {
+                        self.value_text(quoted, start, out);
+                    }
+                    self.pos = start + len;
+                    self.mode = Mode::Value;
+                    return;
+                }
                 self.value_close(start, out);
                 self.emitter.markup(end, out);
                 self.start_probe(Probing::CallBody, end);
@@ -464,7 +503,7 @@ impl CustomMachine {
     /// Scans value text from `self.pos`; false when more input is needed.
     fn scan_value(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
         let family = &self.family;
-        let finder = &family.value_end.as_ref().unwrap_or(&family.text).finder;
+        let finder = &family.value_entry(self.values.nested()).finder;
         let scan = self.values.scan(
             pending,
             base,

@@ -197,6 +197,8 @@ impl Family {
             parameter: opt(&c.parameter),
             call_close: opt(&c.call_close),
             cut: opt(&c.cut),
+            nested_open: opt(&c.nested_open),
+            nested_close: opt(&c.nested_close),
         };
         let captured = [
             roles.name,
@@ -208,6 +210,8 @@ impl Family {
             roles.parameter,
             roles.call_close,
             roles.cut,
+            roles.nested_open,
+            roles.nested_close,
         ]
         .into_iter()
         .flatten()
@@ -233,6 +237,7 @@ impl Family {
             reasoning: entry(e.reasoning.as_deref().unwrap_or(&e.text)),
             call_body: e.call_body.as_deref().map(entry),
             value_end: e.value_end.as_deref().map(entry),
+            value_nested: e.value_nested.as_deref().map(entry),
             arguments_end: e.arguments_end.as_deref().map(entry),
             after_call: e.after_call.as_deref().map(entry),
             skip: e.skip.as_deref().map(entry),
@@ -333,6 +338,30 @@ mod tests {
             })
             .collect();
         assert_eq!(calls, ["f", ""]);
+    }
+
+    #[test]
+    fn nesting_keys_go_together_and_only_with_parameters() {
+        let grammar = include_str!("../../../examples/families/qwen3-coder.pest");
+        let description = include_str!("../../../examples/families/qwen3-coder.json");
+        assert!(Family::new(grammar, description).is_ok());
+        let without_entry = description.replace("\"value_nested\": \"value_nested\",", "");
+        let message = Family::new(grammar, &without_entry)
+            .expect_err("refused")
+            .to_string();
+        assert!(message.contains("go together"), "{message:?}");
+        let json_grammar = "open = { \"<t>\" }\nname = { \"n\" }\ntext = _{ open }\nend = _{ \"e\" }\nafter = _{ \"a\" }\n";
+        let with_nesting = JSON_FAMILY.replace(
+            "\"name\": \"name\"",
+            "\"name\": \"name\", \"nested_open\": \"open\"",
+        );
+        let message = Family::new(json_grammar, &with_nesting)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            message.contains("key `captures.nested_open` does not apply"),
+            "{message:?}"
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ fn family() -> &'static ParameterFamily {
             prose: ProseRules::new(p, "call_start"),
             body: rule(p, "call_body"),
             value_end: rule(p, "value_end"),
+            nesting: None,
             skip: rule(p, "skip_marker"),
             name: rule(p, "tool_name"),
             key: rule(p, "arg_key"),

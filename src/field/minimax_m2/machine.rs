@@ -23,6 +23,7 @@ fn family() -> &'static ParameterFamily {
             prose: ProseRules::new(p, "block_start"),
             body: rule(p, "invoke_body"),
             value_end: rule(p, "value_end"),
+            nesting: None,
             skip: rule(p, "skip_marker"),
             name: rule(p, "invoke_name"),
             key: rule(p, "parameter_name"),

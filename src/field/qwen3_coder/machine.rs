@@ -7,7 +7,7 @@ use super::Options;
 use crate::field::grammars;
 use crate::field::probe::rule;
 use crate::field::reasoning::family::ProseRules;
-use crate::field::xml_parameters::{AfterCall, ParameterFamily, ParameterMachine};
+use crate::field::xml_parameters::{AfterCall, Nesting, ParameterFamily, ParameterMachine};
 use crate::field::Event;
 use crate::reentry::Machine;
 
@@ -34,6 +34,11 @@ fn family() -> &'static ParameterFamily {
             prose: ProseRules::new(p, "call_start"),
             body: rule(p, "function_body"),
             value_end: rule(p, "value_end"),
+            nesting: Some(Nesting {
+                entry: rule(p, "value_nested"),
+                open: rule(p, "nested_open"),
+                close: rule(p, "nested_close"),
+            }),
             skip: rule(p, "skip_marker"),
             name: rule(p, "function_name"),
             key: rule(p, "parameter_name"),
