@@ -9,9 +9,7 @@
 use crate::field::call_arguments::{CallArguments, Step};
 use crate::field::json_arguments::is_json_ws;
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{
-    FamilyWrappers, FirstBytes, ProseRules, RepeatedOpener, WrapperMarker,
-};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -245,16 +243,14 @@ impl SectionedMachine {
                 self.reasoning = true;
             }
         }
-        let mut at = match self
-            .first
-            .read(pending.as_bytes(), eof, &mut self.emitter, out)
-        {
-            FirstBytes::Undecided => return 0,
-            FirstBytes::Opener { end, spelling } => {
-                self.wrappers.opened(spelling);
-                end
-            }
-            FirstBytes::Other => 0,
+        let Some(mut at) = self.first.read(
+            pending.as_bytes(),
+            eof,
+            &mut self.emitter,
+            |s| self.wrappers.opened(s),
+            out,
+        ) else {
+            return 0;
         };
         let bytes = pending.as_bytes();
         let len = pending.len();

@@ -8,9 +8,7 @@
 
 use crate::field::parameter_values::{ParameterValues, Scan};
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{
-    FamilyWrappers, FirstBytes, ProseRules, RepeatedOpener, WrapperMarker,
-};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -408,17 +406,16 @@ impl Machine for ParameterMachine {
                 self.emitter.reasoning_start(base, out);
             }
         }
-        match self
-            .first
-            .read(pending.as_bytes(), eof, &mut self.emitter, out)
-        {
-            FirstBytes::Undecided => return 0,
-            FirstBytes::Opener { end, spelling } => {
-                self.pos = base + end;
-                self.wrappers.opened(spelling);
-            }
-            FirstBytes::Other => {}
-        }
+        let Some(decided) = self.first.read(
+            pending.as_bytes(),
+            eof,
+            &mut self.emitter,
+            |s| self.wrappers.opened(s),
+            out,
+        ) else {
+            return 0;
+        };
+        self.pos += decided;
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         loop {

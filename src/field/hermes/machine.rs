@@ -8,7 +8,7 @@ use super::Options;
 use crate::field::call_object::{CallObject, ObjectEnd};
 use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::{FirstBytes, RepeatedOpener};
+use crate::field::reasoning::family::RepeatedOpener;
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, RuleId};
@@ -260,17 +260,16 @@ impl Machine for HermesMachine {
                 self.emitter.reasoning_start(base, out);
             }
         }
-        match self
-            .first
-            .read(pending.as_bytes(), eof, &mut self.emitter, out)
-        {
-            FirstBytes::Undecided => return 0,
-            FirstBytes::Opener { end, spelling } => {
-                self.pos = base + end;
-                self.wrappers.open(Some(spelling));
-            }
-            FirstBytes::Other => {}
-        }
+        let Some(decided) = self.first.read(
+            pending.as_bytes(),
+            eof,
+            &mut self.emitter,
+            |s| self.wrappers.open(Some(s)),
+            out,
+        ) else {
+            return 0;
+        };
+        self.pos += decided;
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         loop {

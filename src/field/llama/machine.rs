@@ -10,7 +10,7 @@ use super::literal;
 use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
-use crate::field::reasoning::family::{FirstBytes, RepeatedOpener};
+use crate::field::reasoning::family::RepeatedOpener;
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
@@ -1021,17 +1021,16 @@ impl Machine for LlamaMachine {
                 self.wrappers.open(None);
             }
         }
-        match self
-            .first
-            .read(pending.as_bytes(), eof, &mut self.emitter, out)
-        {
-            FirstBytes::Undecided => return 0,
-            FirstBytes::Opener { end, spelling } => {
-                self.pos = base + end;
-                self.wrappers.open(Some(spelling));
-            }
-            FirstBytes::Other => {}
-        }
+        let Some(decided) = self.first.read(
+            pending.as_bytes(),
+            eof,
+            &mut self.emitter,
+            |s| self.wrappers.open(Some(s)),
+            out,
+        ) else {
+            return 0;
+        };
+        self.pos += decided;
         let len = pending.len();
         loop {
             if self.pos >= base + len && !eof {

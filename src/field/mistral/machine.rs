@@ -9,9 +9,7 @@ use super::options::{Options, TokenizerVersion};
 use crate::field::grammars;
 use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::{
-    FamilyWrappers, FirstBytes, ProseRules, RepeatedOpener, WrapperMarker,
-};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::Machine;
@@ -539,17 +537,16 @@ impl Machine for MistralMachine {
                 self.reasoning = true;
             }
         }
-        match self
-            .first
-            .read(pending.as_bytes(), eof, &mut self.emitter, out)
-        {
-            FirstBytes::Undecided => return 0,
-            FirstBytes::Opener { end, spelling } => {
-                self.pos = base + end;
-                self.wrappers.opened(spelling);
-            }
-            FirstBytes::Other => {}
-        }
+        let Some(decided) = self.first.read(
+            pending.as_bytes(),
+            eof,
+            &mut self.emitter,
+            |s| self.wrappers.opened(s),
+            out,
+        ) else {
+            return 0;
+        };
+        self.pos += decided;
         let bytes = pending.as_bytes();
         let len = pending.len();
         loop {

@@ -147,23 +147,6 @@ impl FamilyWrappers {
     }
 }
 
-/// How the first bytes of an output that starts in reasoning read (RS-6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FirstBytes {
-    /// Not decided yet: they may still be an accepted opener (hold them back).
-    Undecided,
-    /// An accepted opener ends at `end`: markup, the model writing again the opener
-    /// its chat template ended the prompt with; reasoning goes on after it.
-    Opener {
-        /// Where the opener ends (offset 0 is where it starts).
-        end: usize,
-        /// Its spelling, which the open reasoning now has.
-        spelling: Spelling,
-    },
-    /// Anything else: read as usual.
-    Other,
-}
-
 /// The check of RS-6 for an output that starts in reasoning: whether it begins
 /// with an accepted opener, run on grammar/reasoning.pest's opener rule of the
 /// spelling its first byte leads. Every family machine that honours
@@ -188,30 +171,51 @@ impl RepeatedOpener {
     }
 
     /// Reads `bytes`, the output from offset 0 (all that arrived; at `eof` all
-    /// there is), until they are decided; then [`FirstBytes::Other`] for good. An
-    /// opener is emitted as markup through `emitter` when it is decided.
+    /// there is): `None` while they may still be an accepted opener (hold them
+    /// back), then how many of them it decided. That is the opener's length when
+    /// they begin with one: it is emitted as markup through `emitter`, and
+    /// `opened` gets its spelling, which the open reasoning now has. Otherwise,
+    /// and on every later call, it is 0: the bytes are read as usual.
+    #[inline]
     pub fn read(
         &mut self,
         bytes: &[u8],
         eof: bool,
         emitter: &mut Emitter,
+        opened: impl FnOnce(Spelling),
         out: &mut Vec<Event>,
-    ) -> FirstBytes {
+    ) -> Option<usize> {
+        // Every chunk asks; all but the first few are answered here.
+        if self.pending.is_none() {
+            return Some(0);
+        }
+        self.read_first(bytes, eof, emitter, opened, out)
+    }
+
+    /// [`Self::read`] while the first bytes are undecided.
+    fn read_first(
+        &mut self,
+        bytes: &[u8],
+        eof: bool,
+        emitter: &mut Emitter,
+        opened: impl FnOnce(Spelling),
+        out: &mut Vec<Event>,
+    ) -> Option<usize> {
         let Some(accepted) = self.pending else {
-            return FirstBytes::Other;
+            return Some(0);
         };
         if self.probe.is_none() {
             let Some(&first) = bytes.first() else {
                 if eof {
                     self.pending = None;
-                    return FirstBytes::Other;
+                    return Some(0);
                 }
-                return FirstBytes::Undecided;
+                return None;
             };
             let Some(spelling) = Spelling::of_lead_byte(first).filter(|s| accepted.accepts(*s))
             else {
                 self.pending = None;
-                return FirstBytes::Other;
+                return Some(0);
             };
             let program = grammars::reasoning();
             let mut probe = MarkerProbe::new(program, &[]);
@@ -219,11 +223,11 @@ impl RepeatedOpener {
             self.probe = Some((probe, spelling));
         }
         let Some((probe, spelling)) = self.probe.as_mut() else {
-            return FirstBytes::Other;
+            return Some(0);
         };
         let outcome = probe.run(bytes, eof);
         if outcome == Outcome::NeedMore {
-            return FirstBytes::Undecided;
+            return None;
         }
         let spelling = *spelling;
         self.pending = None;
@@ -231,9 +235,10 @@ impl RepeatedOpener {
         match outcome {
             Outcome::Matched { end } => {
                 emitter.markup(end, out);
-                FirstBytes::Opener { end, spelling }
+                opened(spelling);
+                Some(end)
             }
-            _ => FirstBytes::Other,
+            _ => Some(0),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The `reasoning` state machine (spec/reasoning.md): prose scanned for the
 //! accepted spellings' markers, each candidate run on grammar/reasoning.pest.
 
-use super::family::{FirstBytes, RepeatedOpener};
+use super::family::RepeatedOpener;
 use super::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::grammars;
 use crate::field::probe::MarkerProbe;
@@ -87,17 +87,16 @@ impl Machine for ReasoningMachine {
                 self.wrappers.open(None);
             }
         }
-        match self
-            .first
-            .read(pending.as_bytes(), eof, &mut self.emitter, out)
-        {
-            FirstBytes::Undecided => return 0,
-            FirstBytes::Opener { end, spelling } => {
-                self.pos = base + end;
-                self.wrappers.open(Some(spelling));
-            }
-            FirstBytes::Other => {}
-        }
+        let Some(decided) = self.first.read(
+            pending.as_bytes(),
+            eof,
+            &mut self.emitter,
+            |s| self.wrappers.open(Some(s)),
+            out,
+        ) else {
+            return 0;
+        };
+        self.pos += decided;
         let bytes = pending.as_bytes();
         let end = base + bytes.len();
         while self.pos < end {
