@@ -29,6 +29,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod convert;
 mod deltas;
+mod direct;
 mod parser;
 mod pyser;
 mod typed;

@@ -108,6 +108,8 @@ pub struct Shared<'py> {
     templates: Vec<Option<Template<'py>>>,
     /// Whether to keep templates: not for one small value ([`to_python`]).
     use_templates: bool,
+    /// Working space of [`new_string`].
+    latin1: Vec<u8>,
 }
 
 /// A dict with a struct's keys in order (values `None`), copied to make each
@@ -126,6 +128,11 @@ struct Template<'py> {
 }
 
 impl<'py> Shared<'py> {
+    /// The GIL token the objects are made with.
+    pub(crate) fn py(&self) -> Python<'py> {
+        self.py
+    }
+
     /// Empty caches for objects made while `py` holds the GIL.
     pub fn new(py: Python<'py>) -> Self {
         Shared {
@@ -135,6 +142,7 @@ impl<'py> Shared<'py> {
             stack: Vec::new(),
             templates: Vec::new(),
             use_templates: true,
+            latin1: Vec::new(),
         }
     }
 
@@ -232,7 +240,7 @@ impl<'py> Shared<'py> {
 
     /// The interned key object of a field name.
     #[inline]
-    fn field(&mut self, name: &'static str) -> &Bound<'py, PyString> {
+    pub(crate) fn field(&mut self, name: &'static str) -> &Bound<'py, PyString> {
         let (at, len) = (name.as_ptr() as usize, name.len());
         let hash = ((at ^ len) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57;
         let py = self.py;
@@ -246,14 +254,15 @@ impl<'py> Shared<'py> {
         }
     }
 
-    fn string(&mut self, s: &str) -> Bound<'py, PyString> {
+    /// The `str` of `s`, shared with equal short strings of this conversion.
+    pub(crate) fn string(&mut self, s: &str) -> Bound<'py, PyString> {
         if s.len() > SHARED_STRING_MAX {
-            return PyString::new(self.py, s);
+            return new_string(self.py, s, &mut self.latin1);
         }
         if let Some(shared) = self.strings.get(s) {
             return shared.clone();
         }
-        let made = PyString::new(self.py, s);
+        let made = new_string(self.py, s, &mut self.latin1);
         if self.strings.len() < SHARED_STRING_CAP {
             self.strings.insert(s.into(), made.clone());
         }
@@ -323,6 +332,89 @@ pub fn to_python<'py, T: Serialize + ?Sized>(
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
     Shared::one_shot(py).convert(value)
+}
+
+/// The Python `str` of `s`.
+///
+/// CPython decodes UTF-8 into a string of its narrowest kind and widens it when
+/// a wider character comes, so a text with an accented letter after some ASCII
+/// (`"naïve"`, most Western European text) is allocated, copied and resized
+/// again. A text whose characters all lie below U+0100 is rewritten here as
+/// Latin-1 (one byte each, in `scratch`) and made by `PyUnicode_DecodeLatin1`,
+/// which allocates it once at its final kind and size. ASCII and wider texts go
+/// to the UTF-8 decoder as before.
+#[inline]
+fn new_string<'py>(py: Python<'py>, s: &str, scratch: &mut Vec<u8>) -> Bound<'py, PyString> {
+    let bytes = s.as_bytes();
+    let ascii = ascii_prefix(bytes);
+    if ascii == bytes.len() || !to_latin1(bytes, ascii, scratch) {
+        return PyString::new(py, s);
+    }
+    // SAFETY: the GIL is held (`py`); `scratch` holds `scratch.len()` bytes,
+    // which Latin-1 decodes one character each; the call returns a new
+    // reference or NULL with an error set (no memory).
+    let made = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyUnicode_DecodeLatin1(
+                scratch.as_ptr().cast(),
+                scratch.len() as ffi::Py_ssize_t,
+                std::ptr::null(),
+            ),
+        )
+    };
+    match made.and_then(|made| made.cast_into::<PyString>().map_err(PyErr::from)) {
+        Ok(made) => made,
+        // Out of memory: let the UTF-8 path try (and raise) as it would.
+        Err(_) => PyString::new(py, s),
+    }
+}
+
+/// How many bytes `bytes` starts with that are ASCII, eight at a time.
+#[inline]
+fn ascii_prefix(bytes: &[u8]) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let high = u64::from_le_bytes(w) & HIGH;
+        if high != 0 {
+            return at + (high.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + words
+        .remainder()
+        .iter()
+        .take_while(|b| b.is_ascii())
+        .count()
+}
+
+/// Rewrites UTF-8 `bytes`, whose first `ascii` bytes are ASCII, as Latin-1 into
+/// `out`; false when a character is U+0100 or above (`out` then holds a part).
+fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    out.reserve(bytes.len());
+    out.extend_from_slice(&bytes[..ascii]);
+    let mut rest = &bytes[ascii..];
+    loop {
+        match rest {
+            [] => return true,
+            // U+0080..U+00FF: two bytes led by 0xC2 or 0xC3 (`bytes` is UTF-8).
+            [lead @ (0xc2 | 0xc3), next, tail @ ..] => {
+                out.push(((lead & 0x03) << 6) | (next & 0x3f));
+                rest = tail;
+            }
+            [b, ..] if b.is_ascii() => {
+                let run = ascii_prefix(rest);
+                out.extend_from_slice(&rest[..run]);
+                rest = &rest[run..];
+            }
+            _ => return false,
+        }
+    }
 }
 
 /// A Python error carried through serde.

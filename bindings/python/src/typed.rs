@@ -37,6 +37,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::convert::from_json;
+use crate::direct;
 use crate::pyser::{GcPause, Shared};
 use crate::OptionsError;
 
@@ -96,6 +97,17 @@ pub trait Build: Sync {
     /// `out`: the fold's [`Fold::write_settled`] unless the dialect says otherwise.
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
         folder.write_settled(out);
+    }
+    /// The document as Python objects: serde's walk unless the dialect has a
+    /// conversion of its own ([`crate::direct`]).
+    fn to_python<'py>(
+        shared: &mut Shared<'py>,
+        document: &DocumentOf<Self>,
+    ) -> PyResult<Bound<'py, PyAny>>
+    where
+        DocumentOf<Self>: Serialize,
+    {
+        shared.convert(document)
     }
 }
 
@@ -181,7 +193,23 @@ impl Build for Kindaxml {
     }
     const SETTLED_KEY: Option<&'static str> = Some("segments");
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
-        folder.take_settled(|segment| out.element(segment));
+        folder.take_settled(|segment| out.0.push(Box::new(SettledSegment(segment))));
+    }
+    fn to_python<'py>(
+        shared: &mut Shared<'py>,
+        document: &kindaxml::Document,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        direct::document(shared, document)
+    }
+}
+
+/// A settled kindaxml segment, converted by [`direct::segment`].
+struct SettledSegment(kindaxml::Segment);
+
+impl Element for SettledSegment {
+    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let _paused = GcPause::new(shared.py());
+        direct::segment(shared, &self.0)
     }
 }
 
@@ -336,13 +364,16 @@ fn next_message<T: Send>(
 /// they come, then the rest of the document, and puts the elements in front of
 /// the rest of the array under `key`. Returning drops the receiver, which stops
 /// the parsing thread.
-fn receive_pieces<'py, D: Serialize + Send + 'static>(
+fn receive_pieces<'py, B: Build>(
     py: Python<'py>,
     name: &str,
     key: &'static str,
-    mut receiver: mpsc::Receiver<Piece<D>>,
+    mut receiver: mpsc::Receiver<Piece<DocumentOf<B>>>,
     garbage: mpsc::Sender<Garbage>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<Bound<'py, PyAny>>
+where
+    DocumentOf<B>: Serialize + Send + 'static,
+{
     let mut shared = Shared::new(py);
     let settled = PyList::empty(py);
     loop {
@@ -360,7 +391,7 @@ fn receive_pieces<'py, D: Serialize + Send + 'static>(
                 py.check_signals()?;
             }
             Some(Piece::Done(rest)) => {
-                let document = shared.convert(&rest)?;
+                let document = B::to_python(&mut shared, &rest)?;
                 let _ = garbage.send(Box::new(rest));
                 if settled.is_empty() {
                     return Ok(document);
@@ -401,7 +432,7 @@ where
         scope.spawn(move || parse_pieces(build, options, spans, text, &sender, &collector));
         // The receiver and the garbage sender are dropped before the scope waits
         // for the parsing thread, which then stops.
-        receive_pieces(py, build.name(), key, receiver, garbage)
+        receive_pieces::<B>(py, build.name(), key, receiver, garbage)
     })
 }
 
@@ -433,7 +464,7 @@ where
         let doc = py
             .detach(|| document(self, options, spans, text))
             .map_err(|e| options_error(self.name(), e))?;
-        Shared::new(py).convert(&doc)
+        B::to_python(&mut Shared::new(py), &doc)
     }
 
     fn parse_many<'py>(
@@ -510,7 +541,7 @@ where
                     },
                 };
                 let doc = doc.map_err(|e| options_error(self.name(), e))?;
-                documents[i] = Some(shared.convert(&doc)?);
+                documents[i] = Some(B::to_python(&mut shared, &doc)?);
                 if helpers > 0 {
                     // Dropped here if the helpers are gone.
                     let _ = garbage.send(Box::new(doc));

@@ -110,3 +110,28 @@ def test_invalid_utf8_is_replaced_and_reported():
     events = parser.feed(b"ok \xff done") + parser.finish()
     assert any(e["type"] == "invalid_utf8" and e["replaced"] == 1 for e in events)
     assert idiolect.parse("sections", b"ok \xff done")["items"][0]["text"] == "ok \ufffd done"
+
+
+def test_strs_keep_every_character_at_the_latin1_boundaries():
+    # Texts below U+0100 are made through Latin-1, wider ones through UTF-8:
+    # both give back the characters of the input, short (shared) or long.
+    pieces = [
+        "\u0080",
+        "\u00ff",
+        "caf\u00e9",
+        "na\u00efve \u00fcber",
+        "\u00ff\u0100",
+        "\u0100",
+        "\u00e9\u2019",
+        "\U0001f600\u00e9",
+        "ascii only",
+    ]
+    for piece in pieces:
+        for text in (piece, "x" * 30 + piece, piece + "y" * 30, (piece + " ") * 40):
+            document = idiolect.parse("kindaxml", text)
+            assert document["text"] == text
+            assert "".join(s["text"] for s in document["segments"]) == text
+    tagged = "\u00e9t\u00e9 <cite id=\u00ff>ca f\u00e9</cite> \u0100"
+    document = idiolect.parse("kindaxml", tagged)
+    assert document["text"] == "\u00e9t\u00e9 ca f\u00e9 \u0100"
+    assert document["segments"][1]["annotations"][0]["attrs"] == {"id": "\u00ff"}
