@@ -22,7 +22,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
-use crate::pyser::{GcPause, Shared};
+use crate::pyser::{GcPause, Latin1, Shared};
 
 /// A new object and whether the cyclic collector tracks it.
 type Made<'py> = (Bound<'py, PyAny>, bool);
@@ -118,11 +118,16 @@ fn annotation<'py>(shared: &mut Shared<'py>, annotation: &Annotation) -> PyResul
     Ok((dict.into_any(), tracked))
 }
 
-/// A segment's dict (`{"text", "annotations"}`).
-pub fn segment<'py>(shared: &mut Shared<'py>, segment: &Segment) -> PyResult<Bound<'py, PyAny>> {
+/// A segment's dict (`{"text", "annotations"}`); `text` is the Latin-1 form
+/// of its text if one was made ahead.
+pub fn segment<'py>(
+    shared: &mut Shared<'py>,
+    segment: &Segment,
+    text: Option<&Latin1>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = shared.py();
     let dict = PyDict::new(py);
-    let text = shared.string(&segment.text);
+    let text = Latin1::to_python(text, shared, &segment.text);
     set(&dict, shared.field("text"), &text)?;
     let annotations = &segment.annotations;
     let annotations = list(py, annotations.len(), |i| {
@@ -142,15 +147,20 @@ fn marker<'py>(shared: &mut Shared<'py>, marker: &Marker) -> PyResult<Bound<'py,
     Ok(dict.into_any())
 }
 
-/// The document's dict (`{"text", "segments", "markers"}`).
-pub fn document<'py>(shared: &mut Shared<'py>, document: &Document) -> PyResult<Bound<'py, PyAny>> {
+/// The document's dict (`{"text", "segments", "markers"}`); `text` is the
+/// Latin-1 form of its text if one was made ahead.
+pub fn document<'py>(
+    shared: &mut Shared<'py>,
+    document: &Document,
+    text: Option<&Latin1>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = shared.py();
     let _paused = GcPause::new(py);
     let dict = PyDict::new(py);
-    let text = shared.string(&document.text);
+    let text = Latin1::to_python(text, shared, &document.text);
     set(&dict, shared.field("text"), &text)?;
     let segments = &document.segments;
-    let segments = list(py, segments.len(), |i| segment(shared, &segments[i]))?;
+    let segments = list(py, segments.len(), |i| segment(shared, &segments[i], None))?;
     set(&dict, shared.field("segments"), &segments)?;
     let markers = &document.markers;
     let markers = list(py, markers.len(), |i| marker(shared, &markers[i]))?;

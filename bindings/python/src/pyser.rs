@@ -6,9 +6,10 @@
 //! (the same keys in the same order, `None` for `null`, `int` and `float` for
 //! numbers). Two caches keep the number of new objects down, which is most of the
 //! cost on the Python side: struct field names (`&'static str`, the same few in
-//! every item) are made once per conversion, and so are short string values
-//! (`"text"`, `"section"`, `"\n"`, a speaker): Python strings are immutable, so
-//! sharing equal ones is invisible to the caller.
+//! every item) are made once per conversion, and short string values (`"text"`,
+//! `"section"`, `"\n"`, a speaker) are kept in a direct-mapped cache, so that a
+//! value repeated through a document is mostly one object: Python strings are
+//! immutable, so sharing equal ones is invisible to the caller.
 //!
 //! The rest of the cost is CPython's garbage collector, which a tree of new
 //! containers keeps busy: the collector is paused while a value converts (the GIL
@@ -18,8 +19,7 @@
 //! if a container is put in it). Dict items are set through the C API with
 //! borrowed references.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -29,9 +29,12 @@ use serde::ser::{self, Serialize};
 
 /// Strings up to this many bytes are shared within one conversion.
 const SHARED_STRING_MAX: usize = 24;
-/// At most this many distinct short strings are kept (memory stays bounded on
-/// inputs whose short strings are all different).
-const SHARED_STRING_CAP: usize = 4096;
+/// Slots of the short-string cache of a document's conversion: direct-mapped, a
+/// string that lands on a taken slot takes it over, so memory stays bounded on
+/// inputs whose short strings are all different.
+const STRING_SLOTS: usize = 1024;
+/// Slots of the short-string cache of one small value (an event, a delta).
+const STRING_SLOTS_ONE_SHOT: usize = 16;
 /// Slots of the field-name cache.
 const FIELD_SLOTS: usize = 128;
 /// Slots of the struct-template cache (see [`Shared::struct_dict`]).
@@ -92,7 +95,12 @@ impl Hasher for WordHash {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
+/// A short string kept for sharing: its bytes, inline, and its object.
+struct SharedString<'py> {
+    len: u8,
+    bytes: [u8; SHARED_STRING_MAX],
+    string: Bound<'py, PyString>,
+}
 
 /// The objects shared during one conversion (see the module docs).
 pub struct Shared<'py> {
@@ -100,7 +108,10 @@ pub struct Shared<'py> {
     /// Field names by address, direct-mapped: a `&'static str` names the same
     /// field every time, and a document has a few dozen of them.
     fields: Vec<Option<(usize, usize, Bound<'py, PyString>)>>,
-    strings: FastMap<Box<str>, Bound<'py, PyString>>,
+    /// Short strings by a hash of their bytes, direct-mapped (allocated on the
+    /// first short string, `string_slots` of them).
+    strings: Vec<Option<SharedString<'py>>>,
+    string_slots: usize,
     /// The fields of the structs being converted, innermost last: a struct's
     /// values are made before its dict ([`Shared::struct_dict`]).
     stack: Vec<(&'static str, Bound<'py, PyAny>)>,
@@ -138,7 +149,8 @@ impl<'py> Shared<'py> {
         Shared {
             py,
             fields: vec![None; FIELD_SLOTS],
-            strings: FastMap::default(),
+            strings: Vec::new(),
+            string_slots: STRING_SLOTS,
             stack: Vec::new(),
             templates: Vec::new(),
             use_templates: true,
@@ -151,6 +163,7 @@ impl<'py> Shared<'py> {
     fn one_shot(py: Python<'py>) -> Self {
         Shared {
             use_templates: false,
+            string_slots: STRING_SLOTS_ONE_SHOT,
             ..Shared::new(py)
         }
     }
@@ -259,13 +272,26 @@ impl<'py> Shared<'py> {
         if s.len() > SHARED_STRING_MAX {
             return new_string(self.py, s, &mut self.latin1);
         }
-        if let Some(shared) = self.strings.get(s) {
-            return shared.clone();
+        let bytes = s.as_bytes();
+        let mut hash = WordHash::default();
+        hash.write(bytes);
+        if self.strings.is_empty() {
+            self.strings.resize_with(self.string_slots, || None);
+        }
+        let slot = (hash.finish() >> 40) as usize % self.strings.len();
+        if let Some(kept) = &self.strings[slot] {
+            if usize::from(kept.len) == bytes.len() && kept.bytes[..bytes.len()] == *bytes {
+                return kept.string.clone();
+            }
         }
         let made = new_string(self.py, s, &mut self.latin1);
-        if self.strings.len() < SHARED_STRING_CAP {
-            self.strings.insert(s.into(), made.clone());
-        }
+        let mut kept = [0u8; SHARED_STRING_MAX];
+        kept[..bytes.len()].copy_from_slice(bytes);
+        self.strings[slot] = Some(SharedString {
+            len: bytes.len() as u8,
+            bytes: kept,
+            string: made.clone(),
+        });
         made
     }
 
@@ -350,23 +376,67 @@ fn new_string<'py>(py: Python<'py>, s: &str, scratch: &mut Vec<u8>) -> Bound<'py
     if ascii == bytes.len() || !to_latin1(bytes, ascii, scratch) {
         return PyString::new(py, s);
     }
-    // SAFETY: the GIL is held (`py`); `scratch` holds `scratch.len()` bytes,
-    // which Latin-1 decodes one character each; the call returns a new
-    // reference or NULL with an error set (no memory).
+    from_latin1(py, scratch).unwrap_or_else(|| PyString::new(py, s))
+}
+
+/// The `str` of Latin-1 `bytes`; `None` if Python is out of memory.
+fn from_latin1<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py, PyString>> {
+    // SAFETY: the GIL is held (`py`); `bytes` is a live slice, which Latin-1
+    // decodes one character per byte; the call returns a new reference or
+    // NULL with an error set (no memory).
     let made = unsafe {
         Bound::from_owned_ptr_or_err(
             py,
             ffi::PyUnicode_DecodeLatin1(
-                scratch.as_ptr().cast(),
-                scratch.len() as ffi::Py_ssize_t,
+                bytes.as_ptr().cast(),
+                bytes.len() as ffi::Py_ssize_t,
                 std::ptr::null(),
             ),
         )
     };
-    match made.and_then(|made| made.cast_into::<PyString>().map_err(PyErr::from)) {
-        Ok(made) => made,
-        // Out of memory: let the UTF-8 path try (and raise) as it would.
-        Err(_) => PyString::new(py, s),
+    made.and_then(|made| made.cast_into::<PyString>().map_err(PyErr::from))
+        .ok()
+}
+
+/// A long text rewritten as Latin-1 ahead of its conversion, by a thread that
+/// does not hold the GIL (the parsing thread of an overlapped parse), so the
+/// calling thread, the serial part, only copies it into a `str`
+/// ([`new_string`] does the same work on the calling thread).
+pub struct Latin1 {
+    bytes: Box<[u8]>,
+    /// The length of the text it was made from, in bytes (a check).
+    utf8_len: usize,
+}
+
+impl Latin1 {
+    /// The Latin-1 form of `s`, if it is worth making: `s` is longer than the
+    /// strings a conversion shares, holds a character above ASCII, and none
+    /// from U+0100 on.
+    pub fn of(s: &str) -> Option<Latin1> {
+        let bytes = s.as_bytes();
+        if bytes.len() <= SHARED_STRING_MAX {
+            return None;
+        }
+        let ascii = ascii_prefix(bytes);
+        let mut out = Vec::new();
+        (ascii < bytes.len() && to_latin1(bytes, ascii, &mut out)).then(|| Latin1 {
+            bytes: out.into_boxed_slice(),
+            utf8_len: bytes.len(),
+        })
+    }
+
+    /// The `str` of `s`, from this form if it was made from `s`.
+    pub fn to_python<'py>(
+        this: Option<&Latin1>,
+        shared: &mut Shared<'py>,
+        s: &str,
+    ) -> Bound<'py, PyString> {
+        match this {
+            Some(this) if this.utf8_len == s.len() => {
+                from_latin1(shared.py, &this.bytes).unwrap_or_else(|| PyString::new(shared.py, s))
+            }
+            _ => shared.string(s),
+        }
     }
 }
 

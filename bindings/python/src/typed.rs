@@ -38,7 +38,7 @@ use serde_json::Value;
 
 use crate::convert::from_json;
 use crate::direct;
-use crate::pyser::{GcPause, Shared};
+use crate::pyser::{GcPause, Latin1, Shared};
 use crate::OptionsError;
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
@@ -98,11 +98,19 @@ pub trait Build: Sync {
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
         folder.write_settled(out);
     }
+    /// What the parsing thread of an overlapped parse makes ready for the
+    /// conversion of the document (its text as Latin-1, [`Latin1`]); nothing
+    /// unless the dialect's conversion takes it.
+    fn prepare(_document: &DocumentOf<Self>) -> Option<Latin1> {
+        None
+    }
     /// The document as Python objects: serde's walk unless the dialect has a
-    /// conversion of its own ([`crate::direct`]).
+    /// conversion of its own ([`crate::direct`]), which may take what
+    /// [`Build::prepare`] made.
     fn to_python<'py>(
         shared: &mut Shared<'py>,
         document: &DocumentOf<Self>,
+        _prepared: Option<&Latin1>,
     ) -> PyResult<Bound<'py, PyAny>>
     where
         DocumentOf<Self>: Serialize,
@@ -193,23 +201,31 @@ impl Build for Kindaxml {
     }
     const SETTLED_KEY: Option<&'static str> = Some("segments");
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
-        folder.take_settled(|segment| out.0.push(Box::new(SettledSegment(segment))));
+        folder.take_settled(|segment| {
+            let text = Latin1::of(&segment.text);
+            out.0.push(Box::new(SettledSegment(segment, text)))
+        });
+    }
+    fn prepare(document: &kindaxml::Document) -> Option<Latin1> {
+        Latin1::of(&document.text)
     }
     fn to_python<'py>(
         shared: &mut Shared<'py>,
         document: &kindaxml::Document,
+        prepared: Option<&Latin1>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        direct::document(shared, document)
+        direct::document(shared, document, prepared)
     }
 }
 
-/// A settled kindaxml segment, converted by [`direct::segment`].
-struct SettledSegment(kindaxml::Segment);
+/// A settled kindaxml segment and its text as Latin-1 if the parsing thread
+/// made it ([`Latin1::of`]), converted by [`direct::segment`].
+struct SettledSegment(kindaxml::Segment, Option<Latin1>);
 
 impl Element for SettledSegment {
     fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
         let _paused = GcPause::new(shared.py());
-        direct::segment(shared, &self.0)
+        direct::segment(shared, &self.0, self.1.as_ref())
     }
 }
 
@@ -294,7 +310,7 @@ enum Piece<D> {
     /// Elements of the leading array that no later event can change.
     Settled(Batch),
     /// The rest of the document, once the input has ended.
-    Done(D),
+    Done(D, Option<Latin1>),
     /// The options were refused.
     Failed(String),
 }
@@ -339,7 +355,9 @@ fn parse_pieces<B: Build>(
     if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
         return;
     }
-    if out.send(Piece::Done(folder.into_document())).is_ok() {
+    let document = folder.into_document();
+    let prepared = B::prepare(&document);
+    if out.send(Piece::Done(document, prepared)).is_ok() {
         drop_until_closed(garbage);
     }
 }
@@ -390,8 +408,9 @@ where
                 // Ctrl-C while a long document converts raises here.
                 py.check_signals()?;
             }
-            Some(Piece::Done(rest)) => {
-                let document = B::to_python(&mut shared, &rest)?;
+            Some(Piece::Done(rest, prepared)) => {
+                let document = B::to_python(&mut shared, &rest, prepared.as_ref())?;
+                let _ = garbage.send(Box::new(prepared));
                 let _ = garbage.send(Box::new(rest));
                 if settled.is_empty() {
                     return Ok(document);
@@ -464,7 +483,7 @@ where
         let doc = py
             .detach(|| document(self, options, spans, text))
             .map_err(|e| options_error(self.name(), e))?;
-        B::to_python(&mut Shared::new(py), &doc)
+        B::to_python(&mut Shared::new(py), &doc, None)
     }
 
     fn parse_many<'py>(
@@ -541,7 +560,7 @@ where
                     },
                 };
                 let doc = doc.map_err(|e| options_error(self.name(), e))?;
-                documents[i] = Some(B::to_python(&mut shared, &doc)?);
+                documents[i] = Some(B::to_python(&mut shared, &doc, None)?);
                 if helpers > 0 {
                     // Dropped here if the helpers are gone.
                     let _ = garbage.send(Box::new(doc));
