@@ -16,9 +16,15 @@ pub fn check(dialect: &str, data: &[u8]) {
 
 /// [`check`] with the dialect's options.
 pub fn check_with(dialect: &str, options: &Value, data: &[u8]) {
-    let Some((&control, input)) = data.split_first() else { return };
+    let Some((&control, input)) = data.split_first() else {
+        return;
+    };
     let whole = run_chunked(dialect, options, &[input], "whole").unwrap_or_else(|e| panic!("{e}"));
-    let pattern = [1 + (control & 7) as usize, 1 + (control >> 3 & 3) as usize, 1 + (control >> 5) as usize * 9];
+    let pattern = [
+        1 + (control & 7) as usize,
+        1 + (control >> 3 & 3) as usize,
+        1 + (control >> 5) as usize * 9,
+    ];
     let mut chunks = Vec::new();
     let mut at = 0;
     for size in pattern.iter().cycle() {
@@ -29,16 +35,26 @@ pub fn check_with(dialect: &str, options: &Value, data: &[u8]) {
         chunks.push(&input[at..end]);
         at = end;
     }
-    let streamed = run_chunked(dialect, options, &chunks, "chunked").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(whole.document, streamed.document, "chunked stream folds to a different document");
+    let streamed =
+        run_chunked(dialect, options, &chunks, "chunked").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        whole.document, streamed.document,
+        "chunked stream folds to a different document"
+    );
     let bytes: Vec<&[u8]> = input.chunks(1).collect();
     let by_byte = run_chunked(dialect, options, &bytes, "bytes").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(whole.document, by_byte.document, "1-byte stream folds to a different document");
+    assert_eq!(
+        whole.document, by_byte.document,
+        "1-byte stream folds to a different document"
+    );
     let mut reach_at = vec![0; input.len() + 1];
     for (delivered, covered) in by_byte.reach {
         reach_at[delivered] = covered;
     }
     for (delivered, covered) in streamed.reach {
-        assert_eq!(covered, reach_at[delivered], "emission after {delivered} bytes depends on the chunking");
+        assert_eq!(
+            covered, reach_at[delivered],
+            "emission after {delivered} bytes depends on the chunking"
+        );
     }
 }

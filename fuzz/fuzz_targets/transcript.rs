@@ -19,7 +19,9 @@ fn options(selector: u8) -> Value {
         5 => json!({"format": "chatml", "max_name_bytes": 5}),
         6 => json!({"mode": "scan", "stop": ["\nUser:", "</function_calls>", "aab"]}),
         7 => json!({"mode": "scan", "stop": ["\nUser:"], "structure_aware": true}),
-        8 => json!({"mode": "scan", "format": "completions", "participants": ["Alice", "Claude"], "assistant": "Claude"}),
+        8 => {
+            json!({"mode": "scan", "format": "completions", "participants": ["Alice", "Claude"], "assistant": "Claude"})
+        }
         9 => json!({"mode": "render", "format": "participants"}),
         _ => json!({"mode": "request", "request": {"formatter": "chatml"}}),
     }
