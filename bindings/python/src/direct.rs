@@ -24,6 +24,27 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
 use crate::pyser::{GcPause, Latin1, Shared};
 
+/// A document's long Latin-1 texts, rewritten by the thread that parsed it
+/// ([`Latin1::of`]), so the calling thread only copies them into strs.
+pub struct Prepared {
+    text: Option<Latin1>,
+    segments: Vec<Option<Latin1>>,
+}
+
+impl Prepared {
+    /// The Latin-1 forms of `document`'s text and of its segments' texts.
+    pub fn of(document: &Document) -> Prepared {
+        Prepared {
+            text: Latin1::of(&document.text),
+            segments: document
+                .segments
+                .iter()
+                .map(|s| Latin1::of(&s.text))
+                .collect(),
+        }
+    }
+}
+
 /// A new object and whether the cyclic collector tracks it.
 type Made<'py> = (Bound<'py, PyAny>, bool);
 
@@ -147,20 +168,24 @@ fn marker<'py>(shared: &mut Shared<'py>, marker: &Marker) -> PyResult<Bound<'py,
     Ok(dict.into_any())
 }
 
-/// The document's dict (`{"text", "segments", "markers"}`); `text` is the
-/// Latin-1 form of its text if one was made ahead.
+/// The document's dict (`{"text", "segments", "markers"}`), with the texts
+/// `prepared` ahead if there are.
 pub fn document<'py>(
     shared: &mut Shared<'py>,
     document: &Document,
-    text: Option<&Latin1>,
+    prepared: Option<&Prepared>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = shared.py();
     let _paused = GcPause::new(py);
     let dict = PyDict::new(py);
+    let text = prepared.and_then(|p| p.text.as_ref());
     let text = Latin1::to_python(text, shared, &document.text);
     set(&dict, shared.field("text"), &text)?;
     let segments = &document.segments;
-    let segments = list(py, segments.len(), |i| segment(shared, &segments[i], None))?;
+    let segments = list(py, segments.len(), |i| {
+        let text = prepared.and_then(|p| p.segments.get(i)?.as_ref());
+        segment(shared, &segments[i], text)
+    })?;
     set(&dict, shared.field("segments"), &segments)?;
     let markers = &document.markers;
     let markers = list(py, markers.len(), |i| marker(shared, &markers[i]))?;

@@ -98,10 +98,13 @@ pub trait Build: Sync {
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
         folder.write_settled(out);
     }
-    /// What the parsing thread of an overlapped parse makes ready for the
-    /// conversion of the document (its text as Latin-1, [`Latin1`]); nothing
-    /// unless the dialect's conversion takes it.
-    fn prepare(_document: &DocumentOf<Self>) -> Option<Latin1> {
+    /// What a thread without the GIL can make ready for the conversion of a
+    /// document ([`direct::Prepared`]; `()` for serde's walk).
+    type Prepared: Send + 'static;
+    /// Made by the thread that parsed `document` when that is not the calling
+    /// thread (the parsing thread of an overlapped parse, `parse_many`'s
+    /// helpers): work taken off the serial part. `None`: nothing to make.
+    fn prepare(_document: &DocumentOf<Self>) -> Option<Self::Prepared> {
         None
     }
     /// The document as Python objects: serde's walk unless the dialect has a
@@ -110,7 +113,7 @@ pub trait Build: Sync {
     fn to_python<'py>(
         shared: &mut Shared<'py>,
         document: &DocumentOf<Self>,
-        _prepared: Option<&Latin1>,
+        _prepared: Option<&Self::Prepared>,
     ) -> PyResult<Bound<'py, PyAny>>
     where
         DocumentOf<Self>: Serialize,
@@ -145,6 +148,7 @@ where
 {
     type Machine = M;
     type Folder = M::Folder;
+    type Prepared = ();
     fn name(&self) -> &'static str {
         M::NAME
     }
@@ -161,6 +165,7 @@ pub struct Deepseek(deepseek::Variant, &'static str);
 impl Build for Deepseek {
     type Machine = deepseek::DeepseekMachine;
     type Folder = field::DocumentFolder;
+    type Prepared = ();
     fn name(&self) -> &'static str {
         self.1
     }
@@ -206,13 +211,14 @@ impl Build for Kindaxml {
             out.0.push(Box::new(SettledSegment(segment, text)))
         });
     }
-    fn prepare(document: &kindaxml::Document) -> Option<Latin1> {
-        Latin1::of(&document.text)
+    type Prepared = direct::Prepared;
+    fn prepare(document: &kindaxml::Document) -> Option<direct::Prepared> {
+        Some(direct::Prepared::of(document))
     }
     fn to_python<'py>(
         shared: &mut Shared<'py>,
         document: &kindaxml::Document,
-        prepared: Option<&Latin1>,
+        prepared: Option<&direct::Prepared>,
     ) -> PyResult<Bound<'py, PyAny>> {
         direct::document(shared, document, prepared)
     }
@@ -306,11 +312,11 @@ impl Settle for Batch {
 }
 
 /// What the parsing thread of an overlapped parse sends.
-enum Piece<D> {
+enum Piece<D, P> {
     /// Elements of the leading array that no later event can change.
     Settled(Batch),
     /// The rest of the document, once the input has ended.
-    Done(D, Option<Latin1>),
+    Done(D, Option<P>),
     /// The options were refused.
     Failed(String),
 }
@@ -322,7 +328,7 @@ fn parse_pieces<B: Build>(
     options: &Value,
     spans: bool,
     text: &[u8],
-    out: &mpsc::SyncSender<Piece<DocumentOf<B>>>,
+    out: &mpsc::SyncSender<Piece<DocumentOf<B>, B::Prepared>>,
     garbage: &mpsc::Receiver<Garbage>,
 ) where
     DocumentOf<B>: Send,
@@ -386,7 +392,7 @@ fn receive_pieces<'py, B: Build>(
     py: Python<'py>,
     name: &str,
     key: &'static str,
-    mut receiver: mpsc::Receiver<Piece<DocumentOf<B>>>,
+    mut receiver: mpsc::Receiver<Piece<DocumentOf<B>, B::Prepared>>,
     garbage: mpsc::Sender<Garbage>,
 ) -> PyResult<Bound<'py, PyAny>>
 where
@@ -508,7 +514,8 @@ where
             (i < texts.len()).then_some(i)
         };
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
-        let (sender, receiver) = mpsc::channel::<(usize, Result<DocumentOf<B>, String>)>();
+        type Parsed<B> = (DocumentOf<B>, Option<<B as Build>::Prepared>);
+        let (sender, receiver) = mpsc::channel::<(usize, Result<Parsed<B>, String>)>();
         // Converted documents go back to the helpers, which free them between
         // records and, once every record is claimed, until this thread is done.
         let (garbage, collector) = mpsc::channel::<Garbage>();
@@ -521,7 +528,13 @@ where
                     while let Some(i) = claim() {
                         // A closed channel means the caller stopped on an error.
                         if sender
-                            .send((i, document(self, options, spans, texts[i])))
+                            .send((
+                                i,
+                                document(self, options, spans, texts[i]).map(|d| {
+                                    let prepared = B::prepare(&d);
+                                    (d, prepared)
+                                }),
+                            ))
                             .is_err()
                         {
                             return;
@@ -549,7 +562,11 @@ where
                 let (i, doc) = match receiver.try_recv() {
                     Ok(ready) => ready,
                     Err(_) => match claim() {
-                        Some(i) => (i, py.detach(|| document(self, options, spans, texts[i]))),
+                        Some(i) => (
+                            i,
+                            py.detach(|| document(self, options, spans, texts[i]))
+                                .map(|d| (d, None)),
+                        ),
                         None => {
                             let (back, ready) = next_message(py, receiver);
                             receiver = back;
@@ -560,7 +577,7 @@ where
                     },
                 };
                 let doc = doc.map_err(|e| options_error(self.name(), e))?;
-                documents[i] = Some(B::to_python(&mut shared, &doc, None)?);
+                documents[i] = Some(B::to_python(&mut shared, &doc.0, doc.1.as_ref())?);
                 if helpers > 0 {
                     // Dropped here if the helpers are gone.
                     let _ = garbage.send(Box::new(doc));
