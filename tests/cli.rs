@@ -297,6 +297,50 @@ fn conformance_reports_failures_and_exits_1() {
 }
 
 #[test]
+fn conformance_prints_cases_in_corpus_order_on_any_thread_count() {
+    // A port that fails every case (it echoes its input), so each line is a
+    // `FAIL` with its reason: the whole report must not depend on the threads.
+    let report = |threads: &str| {
+        let out = run(
+            &[
+                "conformance",
+                "--dialect",
+                "sections",
+                "--port",
+                "cat",
+                "--threads",
+                threads,
+            ],
+            b"",
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The corpus order: the case files by name.
+    let mut files: Vec<String> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/sections"))
+            .expect("the sections corpus")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".txt"))
+            .collect();
+    files.sort();
+    let corpus: Vec<String> = files
+        .iter()
+        .map(|name| format!("sections::{}", name.trim_end_matches(".txt")))
+        .collect();
+    // More cases than one block of parallel checks.
+    assert!(corpus.len() > 64);
+    for threads in ["1", "3"] {
+        let report = report(threads);
+        let failed: Vec<&str> = report
+            .lines()
+            .filter_map(|l| l.strip_prefix("FAIL "))
+            .collect();
+        assert_eq!(failed, corpus, "--threads {threads}");
+    }
+}
+
+#[test]
 fn a_skipped_case_that_passes_is_reported_as_stale() {
     let dir = Scratch::new("skip");
     let skip = dir.0.join("skip.txt");

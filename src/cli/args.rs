@@ -115,6 +115,10 @@ pub enum Command {
         /// The corpus folder.
         #[arg(long, value_name = "DIR", default_value = "conformance")]
         root: PathBuf,
+        /// Worker threads, each checking one case at a time (default: one per
+        /// core); the lines still come in corpus order.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: Option<u64>,
     },
 }
 

@@ -114,6 +114,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             ordered,
             skip,
             root,
+            threads,
         } => super::conformance::run(super::conformance::Plan {
             root,
             dialect,
@@ -121,6 +122,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             chunks,
             ordered,
             skip,
+            threads,
         }),
         Command::Render {
             dialect,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::input::plain;
@@ -27,7 +28,14 @@ pub struct Plan {
     /// Compare object keys in order (ports compare unordered unless they ask).
     pub ordered: bool,
     pub skip: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    pub threads: Option<u64>,
 }
+
+/// Cases checked at once before their lines are printed, in corpus order: each
+/// block's cases run in parallel, and the output still follows the corpus as it
+/// goes (a port run of the whole corpus takes minutes).
+const BLOCK: usize = 64;
 
 fn read_skip_list(path: &Path) -> Result<BTreeSet<String>, CliError> {
     let text = std::fs::read_to_string(path)
@@ -53,29 +61,37 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
     };
     let options_dir =
         std::env::temp_dir().join(format!("idiolect-conformance-{}", std::process::id()));
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = plan.threads {
+        pool = pool.num_threads(n as usize);
+    }
+    let pool = pool
+        .build()
+        .map_err(|e| CliError(format!("cannot start the worker threads: {e}")))?;
+    let order = if plan.ordered {
+        KeyOrder::Ordered
+    } else {
+        KeyOrder::Unordered
+    };
+    let check = |case: &Result<Case, conformance::LoadError>| match case {
+        Err(e) => (e.id.clone(), Err(e.message.clone())),
+        Ok(case) => {
+            let result = match &plan.port {
+                None => conformance::check(case),
+                Some(cmd) => check_port(cmd, case, plan.chunks, order, &options_dir),
+            };
+            (case.id(), result)
+        }
+    };
+    let results = cases
+        .chunks(BLOCK)
+        .flat_map(|block| pool.install(|| block.par_iter().map(check).collect::<Vec<_>>()));
     let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
     let mut out = std::io::stdout().lock();
     if let Ok(version) = std::fs::read_to_string(plan.root.join("VERSION")) {
         let _ = writeln!(out, "# corpus version {}", version.trim());
     }
-    for case in cases {
-        let (id, result) = match case {
-            Err(e) => (e.id, Err(e.message)),
-            Ok(case) => {
-                let result = match &plan.port {
-                    None => conformance::check(&case),
-                    Some(cmd) => {
-                        let order = if plan.ordered {
-                            KeyOrder::Ordered
-                        } else {
-                            KeyOrder::Unordered
-                        };
-                        check_port(cmd, &case, plan.chunks, order, &options_dir)
-                    }
-                };
-                (case.id(), result)
-            }
-        };
+    for (id, result) in results {
         let line = match (skip.contains(&id), result) {
             (true, Ok(())) => {
                 skipped += 1;
