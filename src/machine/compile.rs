@@ -18,8 +18,9 @@
 //! left out); choices, options and loops whose first byte is known get a head test
 //! that skips the backtrack entry (a part that can match nothing, such as `ws*`,
 //! adds the bytes it can start with to the part after it); and, last, common shapes
-//! (one or more bytes of a set, captured or not) are fused into one instruction
-//! that keeps the original ones after it for when the input runs out inside.
+//! (one or more bytes of a set, captured or not; a head test and the choice it
+//! guards) are fused into one instruction that keeps the original ones after it
+//! for when the input runs out inside.
 
 use std::collections::HashMap;
 
@@ -370,6 +371,9 @@ fn fuse(code: &mut [Inst], entries: &[Addr]) {
             }
             [Inst::Set(s) | Inst::Char(s), Inst::Span(t), ..] if s == t && !inside(1) => {
                 code[k] = Inst::SpanPlus(s);
+            }
+            [Inst::TestSet { set, miss }, Inst::Choice(alt), ..] if miss == alt && !inside(1) => {
+                code[k] = Inst::TestChoice { set, alt };
             }
             _ => {}
         }

@@ -51,6 +51,11 @@ pub(crate) enum Inst {
     SpanUntil { stops: [u8; 3], n: u8 },
     /// Jumps to `miss` unless the next byte is in `sets[set]`; consumes nothing.
     TestSet { set: u32, miss: Addr },
+    /// The fused form of `TestSet { set, miss: alt }` and the `Choice(alt)` that
+    /// stays right after it (a choice with a head test): when the next byte is in
+    /// `sets[set]`, pushes the backtrack entry to `alt` and goes on after that
+    /// `Choice`; else jumps to `alt` (also at the end of the input).
+    TestChoice { set: u32, alt: Addr },
     /// One byte in `sets[set]` if the next byte is one, else a jump to `miss` (also
     /// at the end of the input): an optional byte of a set, without a backtrack
     /// entry (the fused `TestSet; Choice; Set; Commit` of `e?`).

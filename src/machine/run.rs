@@ -364,6 +364,22 @@ impl<'p> ParsingMachine<'p> {
                                 None if eof => ip = miss as usize,
                                 None => break 'more,
                             },
+                            Inst::TestChoice { set, alt } => match input.get(pos) {
+                                Some(&c) if sets[set as usize].contains(c) => {
+                                    if self.stack.len() >= self.depth {
+                                        return self.too_deep(pos);
+                                    }
+                                    self.stack.push(Frame::Choice {
+                                        alt,
+                                        pos,
+                                        caps: self.captures.len(),
+                                    });
+                                    ip += 2;
+                                }
+                                Some(_) => ip = alt as usize,
+                                None if eof => ip = alt as usize,
+                                None => break 'more,
+                            },
                             Inst::SetOr { set, miss } => match input.get(pos) {
                                 Some(&c) if sets[set as usize].contains(c) => {
                                     pos += 1;

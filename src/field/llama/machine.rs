@@ -12,7 +12,7 @@ use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
 use crate::field::reasoning::family::RepeatedOpener;
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
-use crate::field::{Emitter, Event};
+use crate::field::{CompactString, Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
@@ -149,7 +149,7 @@ enum Arguments {
 struct Object {
     /// Where the unit (tag, whitespace, object) starts: held until the call starts.
     unit_start: usize,
-    name: Option<String>,
+    name: Option<CompactString>,
     arguments: Arguments,
     started: bool,
     /// A repeated `name` or arguments key (the first counts).
@@ -537,7 +537,7 @@ impl LlamaMachine {
                     // A built-in call (LJ-7).
                     let name = self
                         .capture(r.call_name)
-                        .map(|c| pending[start - base + c.start..start - base + c.end].to_string())
+                        .map(|c| &pending[start - base + c.start..start - base + c.end])
                         .unwrap_or_default();
                     self.object = None;
                     self.hold = None;
@@ -599,7 +599,8 @@ impl LlamaMachine {
             return;
         }
         object.started = true;
-        let name = object.name.clone().unwrap_or_default();
+        // Taken: a started object's name is not read again.
+        let name = object.name.take().unwrap_or_default();
         let unit_start = object.unit_start;
         let arguments = object.arguments;
         self.hold = None;
@@ -758,9 +759,9 @@ impl LlamaMachine {
                 if let Some(o) = self.object.as_mut() {
                     match member {
                         Member::Name => {
-                            o.name = serde_json::from_str::<String>(raw)
-                                .ok()
-                                .filter(|n| !n.is_empty());
+                            o.name = json_string(raw)
+                                .filter(|n| !n.is_empty())
+                                .map(|n| CompactString::from(&*n));
                         }
                         Member::Arguments => {
                             o.arguments = Arguments::Done {
@@ -969,9 +970,7 @@ impl LlamaMachine {
                     Mode::ListHead => {
                         let name = self
                             .capture(r.call_name)
-                            .map(|c| {
-                                pending[start - base + c.start..start - base + c.end].to_string()
-                            })
+                            .map(|c| &pending[start - base + c.start..start - base + c.end])
                             .unwrap_or_default();
                         self.emitter.call_start(None, name, end, out);
                         self.args = PyArgs::default();

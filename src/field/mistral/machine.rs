@@ -6,10 +6,12 @@
 use std::sync::OnceLock;
 
 use super::options::{Options, TokenizerVersion};
+use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
 use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
+use crate::field::CompactString;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
 use crate::reentry::Machine;
@@ -105,7 +107,7 @@ enum Arguments {
 /// The array element being walked.
 #[derive(Clone, Debug)]
 struct Element {
-    name: Option<String>,
+    name: Option<CompactString>,
     id: Option<String>,
     arguments: Arguments,
     started: bool,
@@ -146,11 +148,6 @@ pub struct MistralMachine {
     began: bool,
     /// RS-6: whether the output begins with an accepted opener again.
     first: RepeatedOpener,
-}
-
-/// Decodes a JSON string's raw text.
-fn json_string(raw: &str) -> Option<String> {
-    serde_json::from_str::<String>(raw).ok()
 }
 
 impl MistralMachine {
@@ -252,9 +249,9 @@ impl MistralMachine {
             self.mode = Mode::Array(ArrayStep::Open);
             return;
         }
-        let text = |c: Option<Capture>| c.map(|c| unit[c.start..c.end].to_string());
+        let text = |c: Option<Capture>| c.map(|c| &unit[c.start..c.end]);
         let name = text(self.capture(r.tool_name)).unwrap_or_default();
-        let id = text(self.capture(r.call_id));
+        let id = text(self.capture(r.call_id)).map(String::from);
         self.emitter.call_start(id, name, start + end, out);
         self.arguments.start();
         self.mode = Mode::NameArguments;
@@ -270,8 +267,9 @@ impl MistralMachine {
             return;
         }
         element.started = true;
-        let name = element.name.clone().unwrap_or_default();
-        let id = element.id.clone();
+        // Taken: a started element's name and id are not read again.
+        let name = element.name.take().unwrap_or_default();
+        let id = element.id.take();
         let arguments = element.arguments;
         self.hold = None;
         match arguments {
@@ -470,8 +468,12 @@ impl MistralMachine {
                 let started = self.element.as_ref().is_some_and(|e| e.started);
                 if let Some(e) = self.element.as_mut() {
                     match member {
-                        Member::Name => e.name = json_string(raw).filter(|n| !n.is_empty()),
-                        Member::Id => e.id = json_string(raw),
+                        Member::Name => {
+                            e.name = json_string(raw)
+                                .filter(|n| !n.is_empty())
+                                .map(|n| CompactString::from(&*n));
+                        }
+                        Member::Id => e.id = json_string(raw).map(String::from),
                         Member::Arguments => {
                             e.arguments = Arguments::Done {
                                 start,
