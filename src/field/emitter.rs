@@ -129,11 +129,12 @@ impl Emitter {
         out.push(Event::ReasoningEnd { closed, span });
     }
 
-    /// Starts a tool call whose name ends at `end`; returns its index.
+    /// Starts a tool call whose name ends at `end`; returns its index. The name
+    /// is copied into the event (a short one inline, without an allocation).
     pub fn call_start(
         &mut self,
         id: Option<String>,
-        name: String,
+        name: impl AsRef<str>,
         end: usize,
         out: &mut Vec<Event>,
     ) -> usize {
@@ -145,7 +146,7 @@ impl Emitter {
         out.push(Event::ToolCallStart {
             index,
             id: id.map(CompactString::from),
-            name: CompactString::from(name),
+            name: CompactString::from(name.as_ref()),
             span,
         });
         index
