@@ -346,7 +346,7 @@ impl CallObject {
                     // A second name: the first one stands (HE-6).
                     return Ok(());
                 }
-                let name = json_string(raw).ok_or(at - 1)?.into_owned();
+                let name = json_string(raw).ok_or(at - 1)?;
                 // The call breaks out of open reasoning (HE-11, CF-11).
                 if emitter.in_reasoning() {
                     emitter.reasoning_end(true, self.unit_start, out);

@@ -46,6 +46,7 @@ impl Llama3JsonMachine {
 impl Machine for Llama3JsonMachine {
     type Event = Event;
 
+    #[inline]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }

@@ -38,6 +38,7 @@ impl PythonicMachine {
 impl Machine for PythonicMachine {
     type Event = Event;
 
+    #[inline]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }

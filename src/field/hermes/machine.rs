@@ -248,10 +248,48 @@ impl HermesMachine {
     }
 }
 
-impl Machine for HermesMachine {
-    type Event = Event;
+impl HermesMachine {
+    /// The chunk when it is prose from its first byte to its last, none of which
+    /// can start a marker: what the loop of [`Self::advance_all`] decides for it
+    /// (all of it, as prose), without the loop. `None` in any other case.
+    #[inline(always)]
+    fn prose_only(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> Option<usize> {
+        if eof
+            || !self.began
+            || !matches!(self.mode, Mode::Prose)
+            || self.pos != base
+            || !self.first.decided()
+        {
+            return None;
+        }
+        let bytes = pending.as_bytes();
+        let found = match self.leads {
+            [b'<', b'<', b'<'] => find_byte(b'<', bytes),
+            [a, b, c] => crate::reentry::find_byte3(a, b, c, bytes),
+        };
+        if found.is_some() {
+            return None;
+        }
+        self.emitter.prose(self.reasoning, pending, base, out);
+        self.pos = base + bytes.len();
+        Some(self.emitter.covered().max(base) - base)
+    }
 
-    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+    /// [`Machine::advance`] in every case.
+    #[inline(never)]
+    fn advance_all(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> usize {
         if !self.began {
             self.began = true;
             if self.start_in_reasoning {
@@ -350,5 +388,31 @@ impl Machine for HermesMachine {
             _ => self.emitter.covered(),
         };
         keep.max(base) - base
+    }
+}
+
+impl Machine for HermesMachine {
+    type Event = Event;
+
+    /// A chunk of prose without a marker's first byte (most chunks of a streamed
+    /// turn) is decided by [`HermesMachine::prose_only`], inlined into the
+    /// re-entry layer, a chunk inside the call object by the object's reader
+    /// directly; every other by the loop.
+    #[inline]
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if let Some(used) = self.prose_only(pending, base, eof, out) {
+            return used;
+        }
+        if !eof && self.began && matches!(self.mode, Mode::Object) && self.first.decided() {
+            // Inside the call object, the object's reader decides what it can; the
+            // loop runs only when the object ends.
+            let read = self.object.read(pending, base, eof, &mut self.emitter, out);
+            if read == ObjectEnd::More {
+                let keep = self.emitter.covered().min(self.object.needed_from());
+                return keep.max(base) - base;
+            }
+            self.object_end(read, pending, base, out);
+        }
+        self.advance_all(pending, base, eof, out)
     }
 }

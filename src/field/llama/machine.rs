@@ -1008,10 +1008,48 @@ impl LlamaMachine {
     }
 }
 
-impl Machine for LlamaMachine {
-    type Event = Event;
+impl LlamaMachine {
+    /// The chunk when it is prose from its first byte to its last, none of which
+    /// can start a marker, and no call may start at its first byte: what the loop
+    /// of [`Self::advance_all`] decides for it (all of it, as prose), without the
+    /// loop. `None` in any other case.
+    #[inline(always)]
+    fn prose_only(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> Option<usize> {
+        if eof
+            || !self.began
+            || self.mode != Mode::Prose
+            || self.probing
+            || self.pos != base
+            || self.hold.is_some()
+            || (self.answer_start && self.bare_calls && !self.reasoning)
+            || !self.first.decided()
+        {
+            return None;
+        }
+        let [a, b, c] = self.leads;
+        if crate::reentry::find_byte3(a, b, c, pending.as_bytes()).is_some() {
+            return None;
+        }
+        self.prose(pending, base, out);
+        self.pos = base + pending.len();
+        Some(pending.len())
+    }
 
-    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+    /// [`Machine::advance`] in every case.
+    #[inline(never)]
+    fn advance_all(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> usize {
         if !self.began {
             self.began = true;
             if self.start_in_reasoning {
@@ -1060,5 +1098,20 @@ impl Machine for LlamaMachine {
             return len;
         }
         self.hold.unwrap_or(self.pos).min(self.pos).max(base) - base
+    }
+}
+
+impl Machine for LlamaMachine {
+    type Event = Event;
+
+    /// A chunk of prose without a marker's first byte (most chunks of a streamed
+    /// turn's text) is decided by [`LlamaMachine::prose_only`], inlined into the
+    /// re-entry layer; every other by the loop.
+    #[inline]
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if let Some(used) = self.prose_only(pending, base, eof, out) {
+            return used;
+        }
+        self.advance_all(pending, base, eof, out)
     }
 }

@@ -192,6 +192,12 @@ impl RepeatedOpener {
         self.read_first(bytes, eof, emitter, opened, out)
     }
 
+    /// Whether the first bytes are decided: [`Self::read`] answers 0 from now on.
+    #[inline]
+    pub fn decided(&self) -> bool {
+        self.pending.is_none()
+    }
+
     /// [`Self::read`] while the first bytes are undecided.
     fn read_first(
         &mut self,
