@@ -9,7 +9,9 @@
 use crate::field::call_arguments::{CallArguments, Step};
 use crate::field::json_arguments::is_json_ws;
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
+use crate::field::reasoning::family::{
+    Begun, FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker,
+};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -80,9 +82,8 @@ pub(crate) struct SectionedMachine {
     mode: Mode,
     /// Whether prose is reasoning; also the mode a section returns to.
     reasoning: bool,
-    start_in_reasoning: bool,
-    began: bool,
-    /// RS-6: whether the output begins with an accepted opener again.
+    /// The start of the output: the reasoning it may start in, and RS-6 (whether
+    /// it begins with an accepted opener again).
     first: RepeatedOpener,
 }
 
@@ -107,8 +108,6 @@ impl SectionedMachine {
             cut: false,
             mode: Mode::Prose,
             reasoning: false,
-            start_in_reasoning,
-            began: false,
             first: RepeatedOpener::new(start_in_reasoning, reasoning_markers),
         }
     }
@@ -236,18 +235,15 @@ impl SectionedMachine {
         eof: bool,
         out: &mut Vec<Event>,
     ) -> usize {
-        if !self.began {
-            self.began = true;
-            if self.start_in_reasoning {
-                self.emitter.reasoning_start(base, out);
-                self.reasoning = true;
-            }
-        }
         let Some(mut at) = self.first.read(
             pending.as_bytes(),
+            base,
             eof,
             &mut self.emitter,
-            |s| self.wrappers.opened(s),
+            |begun| match begun {
+                Begun::Reasoning => self.reasoning = true,
+                Begun::Opener(s) => self.wrappers.opened(s),
+            },
             out,
         ) else {
             return 0;

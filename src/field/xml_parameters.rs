@@ -8,7 +8,9 @@
 
 use crate::field::parameter_values::{ParameterValues, Scan};
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
+use crate::field::reasoning::family::{
+    Begun, FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker,
+};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -121,15 +123,14 @@ pub(crate) struct ParameterMachine {
     family: &'static ParameterFamily,
     /// The call's parameters, typed by the tools' schemas.
     values: ParameterValues,
-    start_in_reasoning: bool,
     emitter: Emitter,
     probe: MarkerProbe,
     wrappers: FamilyWrappers,
     mode: Mode,
     pos: usize,
     reasoning: bool,
-    began: bool,
-    /// RS-6: whether the output begins with an accepted opener again.
+    /// The start of the output: the reasoning it may start in, and RS-6 (whether
+    /// it begins with an accepted opener again).
     first: RepeatedOpener,
 }
 
@@ -147,14 +148,12 @@ impl ParameterMachine {
         ParameterMachine {
             family,
             values: ParameterValues::new(tools, family.strip_newlines),
-            start_in_reasoning,
             emitter: Emitter::new(),
             probe: MarkerProbe::new(family.program, &captured),
             wrappers,
             mode: Mode::Prose,
             pos: 0,
             reasoning: false,
-            began: false,
             first: RepeatedOpener::new(start_in_reasoning, spellings),
         }
     }
@@ -399,18 +398,15 @@ impl Machine for ParameterMachine {
     type Event = Event;
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
-        if !self.began {
-            self.began = true;
-            if self.start_in_reasoning {
-                self.reasoning = true;
-                self.emitter.reasoning_start(base, out);
-            }
-        }
         let Some(decided) = self.first.read(
             pending.as_bytes(),
+            base,
             eof,
             &mut self.emitter,
-            |s| self.wrappers.opened(s),
+            |begun| match begun {
+                Begun::Reasoning => self.reasoning = true,
+                Begun::Opener(s) => self.wrappers.opened(s),
+            },
             out,
         ) else {
             return 0;

@@ -8,7 +8,7 @@ use super::Options;
 use crate::field::call_object::{CallObject, ObjectEnd};
 use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::RepeatedOpener;
+use crate::field::reasoning::family::{Begun, RepeatedOpener};
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, RuleId};
@@ -84,9 +84,8 @@ pub struct HermesMachine {
     /// The bytes a marker can start with: `<` and the accepted spellings' first
     /// bytes (`<` again in the unused places).
     leads: [u8; 3],
-    start_in_reasoning: bool,
-    began: bool,
-    /// RS-6: whether the output begins with an accepted opener again.
+    /// The start of the output: the reasoning it may start in, and RS-6 (whether
+    /// it begins with an accepted opener again).
     first: RepeatedOpener,
 }
 
@@ -113,8 +112,6 @@ impl HermesMachine {
             reasoning: false,
             wrappers,
             leads: [b'<', lead(Spelling::Bracket), lead(Spelling::Triangle)],
-            start_in_reasoning: options.start_in_reasoning,
-            began: false,
             first: RepeatedOpener::new(options.start_in_reasoning, &options.reasoning_markers),
         }
     }
@@ -260,12 +257,7 @@ impl HermesMachine {
         eof: bool,
         out: &mut Vec<Event>,
     ) -> Option<usize> {
-        if eof
-            || !self.began
-            || !matches!(self.mode, Mode::Prose)
-            || self.pos != base
-            || !self.first.decided()
-        {
+        if eof || !matches!(self.mode, Mode::Prose) || self.pos != base || !self.first.decided() {
             return None;
         }
         let bytes = pending.as_bytes();
@@ -290,19 +282,18 @@ impl HermesMachine {
         eof: bool,
         out: &mut Vec<Event>,
     ) -> usize {
-        if !self.began {
-            self.began = true;
-            if self.start_in_reasoning {
-                self.reasoning = true;
-                self.wrappers.open(None);
-                self.emitter.reasoning_start(base, out);
-            }
-        }
         let Some(decided) = self.first.read(
             pending.as_bytes(),
+            base,
             eof,
             &mut self.emitter,
-            |s| self.wrappers.open(Some(s)),
+            |begun| match begun {
+                Begun::Reasoning => {
+                    self.reasoning = true;
+                    self.wrappers.open(None);
+                }
+                Begun::Opener(s) => self.wrappers.open(Some(s)),
+            },
             out,
         ) else {
             return 0;
@@ -403,7 +394,7 @@ impl Machine for HermesMachine {
         if let Some(used) = self.prose_only(pending, base, eof, out) {
             return used;
         }
-        if !eof && self.began && matches!(self.mode, Mode::Object) && self.first.decided() {
+        if !eof && matches!(self.mode, Mode::Object) && self.first.decided() {
             // Inside the call object, the object's reader decides what it can; the
             // loop runs only when the object ends.
             let read = self.object.read(pending, base, eof, &mut self.emitter, out);

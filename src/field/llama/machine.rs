@@ -10,7 +10,7 @@ use super::literal;
 use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
-use crate::field::reasoning::family::RepeatedOpener;
+use crate::field::reasoning::family::{Begun, RepeatedOpener};
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{CompactString, Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
@@ -242,9 +242,8 @@ pub struct LlamaMachine {
     answer_start: bool,
     /// Answer text or a call has been emitted.
     answered: bool,
-    start_in_reasoning: bool,
-    began: bool,
-    /// RS-6: whether the output begins with an accepted opener again.
+    /// The start of the output: the reasoning it may start in, and RS-6 (whether
+    /// it begins with an accepted opener again).
     first: RepeatedOpener,
 }
 
@@ -305,8 +304,6 @@ impl LlamaMachine {
             reasoning: false,
             answer_start: !start_in_reasoning,
             answered: false,
-            start_in_reasoning,
-            began: false,
             first: RepeatedOpener::new(start_in_reasoning, spellings),
         }
     }
@@ -1022,7 +1019,6 @@ impl LlamaMachine {
         out: &mut Vec<Event>,
     ) -> Option<usize> {
         if eof
-            || !self.began
             || self.mode != Mode::Prose
             || self.probing
             || self.pos != base
@@ -1050,19 +1046,18 @@ impl LlamaMachine {
         eof: bool,
         out: &mut Vec<Event>,
     ) -> usize {
-        if !self.began {
-            self.began = true;
-            if self.start_in_reasoning {
-                self.emitter.reasoning_start(base, out);
-                self.reasoning = true;
-                self.wrappers.open(None);
-            }
-        }
         let Some(decided) = self.first.read(
             pending.as_bytes(),
+            base,
             eof,
             &mut self.emitter,
-            |s| self.wrappers.open(Some(s)),
+            |begun| match begun {
+                Begun::Reasoning => {
+                    self.reasoning = true;
+                    self.wrappers.open(None);
+                }
+                Begun::Opener(s) => self.wrappers.open(Some(s)),
+            },
             out,
         ) else {
             return 0;

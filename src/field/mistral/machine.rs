@@ -10,7 +10,9 @@ use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
+use crate::field::reasoning::family::{
+    Begun, FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker,
+};
 use crate::field::CompactString;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
@@ -144,9 +146,8 @@ pub struct MistralMachine {
     /// start here: the re-entry layer must keep them.
     hold: Option<usize>,
     reasoning: bool,
-    start_in_reasoning: bool,
-    began: bool,
-    /// RS-6: whether the output begins with an accepted opener again.
+    /// The start of the output: the reasoning it may start in, and RS-6 (whether
+    /// it begins with an accepted opener again).
     first: RepeatedOpener,
 }
 
@@ -183,8 +184,6 @@ impl MistralMachine {
             pos: 0,
             hold: None,
             reasoning: false,
-            start_in_reasoning: options.start_in_reasoning,
-            began: false,
             first: RepeatedOpener::new(options.start_in_reasoning, &options.reasoning_markers),
         }
     }
@@ -532,18 +531,15 @@ impl Machine for MistralMachine {
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         let r = Rules::get();
-        if !self.began {
-            self.began = true;
-            if self.start_in_reasoning {
-                self.emitter.reasoning_start(base, out);
-                self.reasoning = true;
-            }
-        }
         let Some(decided) = self.first.read(
             pending.as_bytes(),
+            base,
             eof,
             &mut self.emitter,
-            |s| self.wrappers.opened(s),
+            |begun| match begun {
+                Begun::Reasoning => self.reasoning = true,
+                Begun::Opener(s) => self.wrappers.opened(s),
+            },
             out,
         ) else {
             return 0;

@@ -147,15 +147,30 @@ impl FamilyWrappers {
     }
 }
 
-/// The check of RS-6 for an output that starts in reasoning: whether it begins
-/// with an accepted opener, run on grammar/reasoning.pest's opener rule of the
-/// spelling its first byte leads. Every family machine that honours
-/// `reasoning_markers` asks it before its first byte.
+/// What [`RepeatedOpener::read`] tells the family machine about the start of
+/// the output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Begun {
+    /// The output starts in reasoning: a reasoning item opened at offset 0,
+    /// without an opener (its `reasoning_start` is emitted).
+    Reasoning,
+    /// The open reasoning was spelled again by an accepted opener at offset 0
+    /// (RS-6, emitted as markup): only its closer closes.
+    Opener(Spelling),
+}
+
+/// The start of an output that starts in reasoning: the reasoning item opened
+/// at offset 0, then the check of RS-6, whether the output begins with an
+/// accepted opener, run on grammar/reasoning.pest's opener rule of the spelling
+/// its first byte leads. Every family machine that honours `reasoning_markers`
+/// asks it before its first byte.
 #[derive(Clone, Debug)]
 pub struct RepeatedOpener {
     /// The accepted spellings while the first bytes are undecided; `None` once
     /// they are (or from the start when the output does not start in reasoning).
     pending: Option<Wrappers>,
+    /// Whether the reasoning the output starts in has been opened.
+    started: bool,
     /// The opener rule running on them, with its spelling.
     probe: Option<(MarkerProbe, Spelling)>,
 }
@@ -166,30 +181,34 @@ impl RepeatedOpener {
     pub fn new(start_in_reasoning: bool, spellings: &[Spelling]) -> RepeatedOpener {
         RepeatedOpener {
             pending: start_in_reasoning.then(|| Wrappers::new(spellings)),
+            started: false,
             probe: None,
         }
     }
 
-    /// Reads `bytes`, the output from offset 0 (all that arrived; at `eof` all
-    /// there is): `None` while they may still be an accepted opener (hold them
-    /// back), then how many of them it decided. That is the opener's length when
-    /// they begin with one: it is emitted as markup through `emitter`, and
-    /// `opened` gets its spelling, which the open reasoning now has. Otherwise,
-    /// and on every later call, it is 0: the bytes are read as usual.
+    /// Reads `bytes`, the output from offset `base` (all that arrived; at `eof`
+    /// all there is): `None` while they may still be an accepted opener (hold
+    /// them back), then how many of them it decided. When the output starts in
+    /// reasoning, the first call emits its `reasoning_start` through `emitter`
+    /// and tells `begun` ([`Begun::Reasoning`]). The number decided is the
+    /// opener's length when the bytes begin with one: it is emitted as markup,
+    /// and `begun` gets its spelling ([`Begun::Opener`]). Otherwise, and on every
+    /// later call, it is 0: the bytes are read as usual.
     #[inline]
     pub fn read(
         &mut self,
         bytes: &[u8],
+        base: usize,
         eof: bool,
         emitter: &mut Emitter,
-        opened: impl FnOnce(Spelling),
+        begun: impl FnMut(Begun),
         out: &mut Vec<Event>,
     ) -> Option<usize> {
         // Every chunk asks; all but the first few are answered here.
         if self.pending.is_none() {
             return Some(0);
         }
-        self.read_first(bytes, eof, emitter, opened, out)
+        self.read_first(bytes, base, eof, emitter, begun, out)
     }
 
     /// Whether the first bytes are decided: [`Self::read`] answers 0 from now on.
@@ -202,14 +221,20 @@ impl RepeatedOpener {
     fn read_first(
         &mut self,
         bytes: &[u8],
+        base: usize,
         eof: bool,
         emitter: &mut Emitter,
-        opened: impl FnOnce(Spelling),
+        mut begun: impl FnMut(Begun),
         out: &mut Vec<Event>,
     ) -> Option<usize> {
         let Some(accepted) = self.pending else {
             return Some(0);
         };
+        if !self.started {
+            self.started = true;
+            emitter.reasoning_start(base, out);
+            begun(Begun::Reasoning);
+        }
         if self.probe.is_none() {
             let Some(&first) = bytes.first() else {
                 if eof {
@@ -241,7 +266,7 @@ impl RepeatedOpener {
         match outcome {
             Outcome::Matched { end } => {
                 emitter.markup(end, out);
-                opened(spelling);
+                begun(Begun::Opener(spelling));
                 Some(end)
             }
             _ => Some(0),

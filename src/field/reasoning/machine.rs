@@ -1,7 +1,7 @@
 //! The `reasoning` state machine (spec/reasoning.md): prose scanned for the
 //! accepted spellings' markers, each candidate run on grammar/reasoning.pest.
 
-use super::family::RepeatedOpener;
+use super::family::{Begun, RepeatedOpener};
 use super::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::grammars;
 use crate::field::probe::MarkerProbe;
@@ -22,9 +22,8 @@ pub struct ReasoningMachine {
     probing: Option<Spelling>,
     pos: usize,
     reasoning: bool,
-    start_in_reasoning: bool,
-    began: bool,
-    /// RS-6: whether the output begins with an accepted opener again.
+    /// The start of the output: the reasoning it may start in, and RS-6 (whether
+    /// it begins with an accepted opener again).
     first: RepeatedOpener,
 }
 
@@ -51,8 +50,6 @@ impl ReasoningMachine {
             probing: None,
             pos: 0,
             reasoning: false,
-            start_in_reasoning,
-            began: false,
             first: RepeatedOpener::new(start_in_reasoning, spellings),
         }
     }
@@ -79,19 +76,18 @@ impl Machine for ReasoningMachine {
     type Event = Event;
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
-        if !self.began {
-            self.began = true;
-            if self.start_in_reasoning {
-                self.emitter.reasoning_start(base, out);
-                self.reasoning = true;
-                self.wrappers.open(None);
-            }
-        }
         let Some(decided) = self.first.read(
             pending.as_bytes(),
+            base,
             eof,
             &mut self.emitter,
-            |s| self.wrappers.open(Some(s)),
+            |begun| match begun {
+                Begun::Reasoning => {
+                    self.reasoning = true;
+                    self.wrappers.open(None);
+                }
+                Begun::Opener(s) => self.wrappers.open(Some(s)),
+            },
             out,
         ) else {
             return 0;
