@@ -9,9 +9,7 @@
 use crate::field::call_arguments::{CallArguments, Step};
 use crate::field::json_arguments::is_json_ws;
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{
-    Begun, FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker,
-};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -240,9 +238,9 @@ impl SectionedMachine {
             base,
             eof,
             &mut self.emitter,
-            |begun| match begun {
-                Begun::Reasoning => self.reasoning = true,
-                Begun::Opener(s) => self.wrappers.opened(s),
+            |begun| {
+                self.reasoning = true;
+                self.wrappers.begun(begun);
             },
             out,
         ) else {

@@ -8,9 +8,7 @@
 
 use crate::field::parameter_values::{ParameterValues, Scan};
 use crate::field::probe::MarkerProbe;
-use crate::field::reasoning::family::{
-    Begun, FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker,
-};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Capture, Outcome, Program, RuleId};
@@ -403,9 +401,9 @@ impl Machine for ParameterMachine {
             base,
             eof,
             &mut self.emitter,
-            |begun| match begun {
-                Begun::Reasoning => self.reasoning = true,
-                Begun::Opener(s) => self.wrappers.opened(s),
+            |begun| {
+                self.reasoning = true;
+                self.wrappers.begun(begun);
             },
             out,
         ) else {

@@ -8,7 +8,7 @@ use super::Options;
 use crate::field::call_object::{CallObject, ObjectEnd};
 use crate::field::grammars;
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::{Begun, RepeatedOpener};
+use crate::field::reasoning::family::RepeatedOpener;
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, RuleId};
@@ -287,12 +287,9 @@ impl HermesMachine {
             base,
             eof,
             &mut self.emitter,
-            |begun| match begun {
-                Begun::Reasoning => {
-                    self.reasoning = true;
-                    self.wrappers.open(None);
-                }
-                Begun::Opener(s) => self.wrappers.open(Some(s)),
+            |begun| {
+                self.reasoning = true;
+                self.wrappers.begun(begun);
             },
             out,
         ) else {

@@ -10,7 +10,7 @@ use super::literal;
 use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
-use crate::field::reasoning::family::{Begun, RepeatedOpener};
+use crate::field::reasoning::family::RepeatedOpener;
 use crate::field::reasoning::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::{CompactString, Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
@@ -1051,12 +1051,9 @@ impl LlamaMachine {
             base,
             eof,
             &mut self.emitter,
-            |begun| match begun {
-                Begun::Reasoning => {
-                    self.reasoning = true;
-                    self.wrappers.open(None);
-                }
-                Begun::Opener(s) => self.wrappers.open(Some(s)),
+            |begun| {
+                self.reasoning = true;
+                self.wrappers.begun(begun);
             },
             out,
         ) else {

@@ -10,9 +10,7 @@ use crate::field::call_object::json_string;
 use crate::field::grammars;
 use crate::field::json_arguments::{ArgumentsReader, ObjectRead};
 use crate::field::probe::{rule, MarkerProbe};
-use crate::field::reasoning::family::{
-    Begun, FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker,
-};
+use crate::field::reasoning::family::{FamilyWrappers, ProseRules, RepeatedOpener, WrapperMarker};
 use crate::field::CompactString;
 use crate::field::{Emitter, Event};
 use crate::machine::{Capture, Outcome, RuleId};
@@ -536,9 +534,9 @@ impl Machine for MistralMachine {
             base,
             eof,
             &mut self.emitter,
-            |begun| match begun {
-                Begun::Reasoning => self.reasoning = true,
-                Begun::Opener(s) => self.wrappers.opened(s),
+            |begun| {
+                self.reasoning = true;
+                self.wrappers.begun(begun);
             },
             out,
         ) else {

@@ -140,10 +140,10 @@ impl FamilyWrappers {
         self.wrappers.open(None);
     }
 
-    /// The open reasoning was opened by `spelling` (a repeated opener at the
-    /// start of the output, [`RepeatedOpener`]): only its closer closes it.
-    pub fn opened(&mut self, spelling: Spelling) {
-        self.wrappers.open(Some(spelling));
+    /// The output began in reasoning ([`RepeatedOpener`]): see
+    /// [`Wrappers::begun`].
+    pub fn begun(&mut self, begun: Begun) {
+        self.wrappers.begun(begun);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `reasoning` state machine (spec/reasoning.md): prose scanned for the
 //! accepted spellings' markers, each candidate run on grammar/reasoning.pest.
 
-use super::family::{Begun, RepeatedOpener};
+use super::family::RepeatedOpener;
 use super::spelling::{MarkerRules, Spelling, Wrappers};
 use crate::field::grammars;
 use crate::field::probe::MarkerProbe;
@@ -81,12 +81,9 @@ impl Machine for ReasoningMachine {
             base,
             eof,
             &mut self.emitter,
-            |begun| match begun {
-                Begun::Reasoning => {
-                    self.reasoning = true;
-                    self.wrappers.open(None);
-                }
-                Begun::Opener(s) => self.wrappers.open(Some(s)),
+            |begun| {
+                self.reasoning = true;
+                self.wrappers.begun(begun);
             },
             out,
         ) else {

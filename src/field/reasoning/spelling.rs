@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::family::Begun;
 use crate::machine::{Program, RuleId};
 
 /// One spelling of the reasoning wrappers.
@@ -147,6 +148,16 @@ impl Wrappers {
     /// Reasoning was opened by `spelling` (`None`: the output started in it).
     pub fn open(&mut self, spelling: Option<Spelling>) {
         self.opened = spelling;
+    }
+
+    /// The output began in reasoning ([`Begun`]): opened without an opener, so
+    /// any accepted closer closes it, or spelled again by an accepted opener at
+    /// its start, so only that spelling's closer does (RS-6).
+    pub fn begun(&mut self, begun: Begun) {
+        self.open(match begun {
+            Begun::Reasoning => None,
+            Begun::Opener(spelling) => Some(spelling),
+        });
     }
 
     /// The bytes that may start an accepted marker.
