@@ -44,6 +44,22 @@ def test_a_large_parse_is_the_document_the_streaming_parser_folds(dialect, spans
     assert idiolect.parse(dialect, data, spans=spans) == streamed(dialect, data, spans)
 
 
+@pytest.mark.parametrize(
+    "first, last",
+    [("", ""), ("", "\u0100"), ("\u20ac", ""), ("\u00ff", "\U0001f600")],
+    ids=["latin1", "wide-at-the-end", "wide-at-the-start", "widest-at-the-end"],
+)
+def test_a_large_kindaxml_text_keeps_every_character_whatever_its_width(first, last):
+    # The parsing thread rewrites the output text as Latin-1 piece by piece while
+    # it parses; a character from U+0100 on, wherever it comes, must end that.
+    unit = "na\u00efve \u00fcber <cite id=1>caf\u00e9 \u00ff line</cite>\nplain ascii <b>x</b> \u00e0\n"
+    text = first + unit * (LARGE // len(unit) + 1) + last
+    document = idiolect.parse("kindaxml", text)
+    assert document == streamed("kindaxml", text.encode(), False)
+    assert document["text"].startswith(first + "na\u00efve \u00fcber caf\u00e9 \u00ff line")
+    assert document["text"].endswith("x \u00e0\n" + last)
+
+
 def test_parse_many_of_large_documents_keeps_order_on_two_threads():
     data = large_input("sections")
     texts = [data[: 150_000 + i * 1000] for i in range(4)] + [b"<think>x</think>"]
