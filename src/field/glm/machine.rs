@@ -29,8 +29,8 @@ fn family() -> &'static ParameterFamily {
             key: rule(p, "arg_key"),
             cut: rule(p, "cut_call"),
             inner_close: None,
-            clean_name: str::to_string,
-            clean_key: |key| key.trim_matches([' ', '\t']).to_string(),
+            clean_name: |name| name,
+            clean_key: |key| key.trim_matches([' ', '\t']),
             strip_newlines: false,
         }
     })
@@ -55,6 +55,7 @@ impl GlmMachine {
 impl Machine for GlmMachine {
     type Event = Event;
 
+    #[inline(always)]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }
