@@ -10,15 +10,13 @@ use crate::field::typing::{
 };
 use crate::field::{Emitter, Event, Tool};
 
-/// The parameter whose value is being read.
-#[derive(Clone, Debug)]
+/// The parameter whose value is being read (its JSON text before a typed value
+/// and the raw text of a typed value so far are [`ParameterValues`]' buffers).
+#[derive(Clone, Copy, Debug)]
 struct Param {
-    /// The JSON text before a typed value: `{"key":` or `,"key":`.
-    prefix: String,
-    /// Whether the value is typed at its close (FD-6) rather than streamed.
-    typed: bool,
-    /// The raw text of a typed value so far.
-    raw: String,
+    /// Where the value's declared types are ([`SchemaTypes::types`]) when it is
+    /// typed at its close (FD-6) rather than streamed.
+    typed: Option<usize>,
     /// Whether the value's first byte (a newline to strip) is still to come.
     at_start: bool,
     /// A newline held back at the end of the value so far.
@@ -66,8 +64,11 @@ pub(crate) struct ParameterValues {
     fragment: String,
     /// The called tool (its position in `schema`).
     tool: Option<usize>,
-    /// The key of the parameter being read, when its value is typed at its close.
-    key: String,
+    /// The JSON text before the typed value being read: `{"key":` or `,"key":`
+    /// (one buffer, reused parameter after parameter).
+    prefix: String,
+    /// The raw text of the typed value being read so far (reused likewise).
+    raw: String,
     /// How many parameters the call has had.
     params: usize,
     param: Option<Param>,
@@ -81,7 +82,8 @@ impl ParameterValues {
             strip_newlines,
             fragment: String::new(),
             tool: None,
-            key: String::new(),
+            prefix: String::new(),
+            raw: String::new(),
             params: 0,
             param: None,
         }
@@ -96,34 +98,35 @@ impl ParameterValues {
     /// A parameter opener with `key` over `start..end`: its value follows.
     pub(crate) fn open(
         &mut self,
-        key: String,
+        key: &str,
         start: usize,
         end: usize,
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) {
         // A plain string streams (FD-5): no schema for it, or `string` its only type.
-        let typed = self
-            .schema
-            .param(self.tool, &key)
-            .is_some_and(|types| types.iter().any(|t| t != "string"));
-        let mut prefix = String::with_capacity(key.len() + 8);
+        let typed = self.schema.param_at(self.tool, key).filter(|&at| {
+            self.schema
+                .types(self.tool, at)
+                .iter()
+                .any(|t| t != "string")
+        });
+        let prefix = &mut self.prefix;
+        prefix.clear();
         prefix.push(if self.params == 0 { '{' } else { ',' });
-        push_json_string(&mut prefix, &key);
+        push_json_string(prefix, key);
         prefix.push(':');
         self.params += 1;
         emitter.markup(start, out);
-        if typed {
+        if typed.is_some() {
             emitter.markup(end, out);
-            self.key = key;
+            self.raw.clear();
         } else {
             prefix.push('"');
-            emitter.arguments_delta(&prefix, end, out);
+            emitter.arguments_delta(prefix, end, out);
         }
         self.param = Some(Param {
-            prefix,
             typed,
-            raw: String::new(),
             at_start: self.strip_newlines,
             held_newline: false,
             line_start: true,
@@ -169,11 +172,11 @@ impl ParameterValues {
         if let Some(last) = text.bytes().last() {
             param.line_start = last == b'\n';
         }
-        if param.typed {
+        if param.typed.is_some() {
             if held {
-                param.raw.push('\n');
+                self.raw.push('\n');
             }
-            param.raw.push_str(text);
+            self.raw.push_str(text);
             emitter.markup(start + text.len(), out);
         } else if !held && !needs_escape(text) {
             // A piece that needs no escaping is its own fragment.
@@ -253,16 +256,19 @@ impl ParameterValues {
         let Some(param) = self.param.take() else {
             return;
         };
-        let mut text = param.prefix;
-        if param.typed {
-            let types = self.schema.param(self.tool, &self.key).unwrap_or_default();
-            push_typed_json(&mut text, &param.raw, types.iter().map(String::as_str));
-        } else {
-            text.clear();
-            text.push('"');
+        let text = &mut self.prefix;
+        match param.typed {
+            Some(types) => {
+                let types = self.schema.types(self.tool, types);
+                push_typed_json(text, &self.raw, types.iter().map(String::as_str));
+            }
+            None => {
+                text.clear();
+                text.push('"');
+            }
         }
         emitter.markup(at, out);
-        emitter.arguments_delta(&text, at, out);
+        emitter.arguments_delta(text, at, out);
     }
 
     /// Scans the value's text in `pending` (at absolute `base`) from `*pos`, which

@@ -113,9 +113,23 @@ impl SchemaTypes {
     /// The declared types of parameter `key` of the tool at `tool`, as
     /// [`declared_types`] gives them.
     pub fn param(&self, tool: Option<usize>, key: &str) -> Option<&[String]> {
+        let at = self.param_at(tool, key)?;
+        Some(self.types(tool, at))
+    }
+
+    /// Where parameter `key` of the tool at `tool` is, when it has declared types
+    /// ([`Self::types`] gives them).
+    pub fn param_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
         let (_, params) = self.tools.get(tool?)?;
-        let at = params.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
-        Some(&params[at].1)
+        params.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()
+    }
+
+    /// The declared types of the parameter at `at` of the tool at `tool` (as
+    /// [`Self::param_at`] found it; empty for any other position).
+    pub fn types(&self, tool: Option<usize>, at: usize) -> &[String] {
+        tool.and_then(|t| self.tools.get(t))
+            .and_then(|(_, params)| params.get(at))
+            .map_or(&[], |(_, types)| types)
     }
 }
 

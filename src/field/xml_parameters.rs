@@ -68,9 +68,9 @@ pub(crate) struct ParameterFamily {
     /// other closers end the call and return to prose.
     pub inner_close: Option<(RuleId, AfterCall)>,
     /// The call name as written to the tool's name.
-    pub clean_name: fn(&str) -> String,
+    pub clean_name: fn(&str) -> &str,
     /// The parameter key as written to the key.
-    pub clean_key: fn(&str) -> String,
+    pub clean_key: fn(&str) -> &str,
     /// Whether one newline after a parameter's opener and one before its closer are
     /// the template's (qwen3-coder QC-7).
     pub strip_newlines: bool,
@@ -209,14 +209,14 @@ impl ParameterMachine {
     }
 
     /// A call starts; its header ends at `end`.
-    fn call_open(&mut self, name: String, end: usize, out: &mut Vec<Event>) {
-        self.values.call_open(&name);
+    fn call_open(&mut self, name: &str, end: usize, out: &mut Vec<Event>) {
+        self.values.call_open(name);
         self.emitter.call_start(None, name, end, out);
         self.start_probe(Probing::Body, end);
     }
 
     /// A parameter opener with `key` over `start..end`: its value follows.
-    fn parameter_open(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
+    fn parameter_open(&mut self, key: &str, start: usize, end: usize, out: &mut Vec<Event>) {
         self.values.open(key, start, end, &mut self.emitter, out);
         self.mode = Mode::Value;
     }
@@ -392,10 +392,55 @@ impl ParameterMachine {
     }
 }
 
-impl Machine for ParameterMachine {
-    type Event = Event;
+impl ParameterMachine {
+    /// The first step of [`Self::advance_all`]'s loop for the two modes most chunks
+    /// arrive in, taken without the loop: in prose the text up to the first byte
+    /// that may start a marker (the same `find` of the wrappers' lead bytes), in a
+    /// value what [`Self::scan_value`] decides. `Some(used)` when that decided the
+    /// whole chunk as the loop would; `None` when the loop goes on from where this
+    /// left the machine (a candidate was found, or any other mode or case).
+    #[inline(always)]
+    fn advance_first(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> Option<usize> {
+        if eof || !self.first.decided() {
+            return None;
+        }
+        match self.mode {
+            Mode::Prose => {
+                let rel = self.pos - base;
+                let rest = &pending.as_bytes()[rel..];
+                match self.wrappers.find(rest) {
+                    None => {
+                        self.prose(&pending[rel..], self.pos, out);
+                        self.pos = base + pending.len();
+                    }
+                    Some(k) => {
+                        // The prose before the candidate; the loop probes it.
+                        self.prose(&pending[rel..rel + k], self.pos, out);
+                        self.pos += k;
+                        return None;
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(self.emitter.covered().max(base) - base)
+    }
 
-    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+    /// [`Machine::advance`] in every case.
+    #[inline(never)]
+    fn advance_all(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> usize {
         let Some(decided) = self.first.read(
             pending.as_bytes(),
             base,
@@ -487,5 +532,21 @@ impl Machine for ParameterMachine {
             return pending.len();
         }
         self.emitter.covered().max(base) - base
+    }
+}
+
+impl Machine for ParameterMachine {
+    type Event = Event;
+
+    /// A chunk of prose without a marker's lead byte, or of a value without a `<`
+    /// (most chunks of a streamed turn), is decided by
+    /// [`ParameterMachine::advance_first`], inlined into the family machine; every
+    /// other goes on in the loop.
+    #[inline(always)]
+    fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if let Some(used) = self.advance_first(pending, base, eof, out) {
+            return used;
+        }
+        self.advance_all(pending, base, eof, out)
     }
 }

@@ -479,7 +479,7 @@ impl CustomMachine {
 
     /// A parameter `key` whose opener spans `start..end` (CF-9).
     fn open_value(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
-        self.values.open(key, start, end, &mut self.emitter, out);
+        self.values.open(&key, start, end, &mut self.emitter, out);
         self.pos = end;
         self.mode = Mode::Value;
     }

@@ -29,11 +29,24 @@ fn family() -> &'static ParameterFamily {
             key: rule(p, "arg_key"),
             cut: rule(p, "cut_call"),
             inner_close: None,
-            clean_name: str::to_string,
-            clean_key: |key| key.trim_matches([' ', '\t']).to_string(),
+            clean_name: |name| name,
+            clean_key: trim_spaces_and_tabs,
             strip_newlines: false,
         }
     })
+}
+
+/// `key` without the spaces and tabs around it (GL-5), by its bytes (both are ASCII,
+/// so the cut falls between characters).
+fn trim_spaces_and_tabs(key: &str) -> &str {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let bytes = key.as_bytes();
+    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !blank(b))
+        .map_or(start, |i| i + 1);
+    &key[start..end]
 }
 
 /// The glm state machine, driven by the re-entry layer.
@@ -55,7 +68,40 @@ impl GlmMachine {
 impl Machine for GlmMachine {
     type Event = Event;
 
+    #[inline(always)]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trim_spaces_and_tabs;
+
+    /// The byte trim says what `str::trim_matches` with the two characters says,
+    /// for keys blank at either end, all blank, empty, and with non-ASCII text and
+    /// other whitespace (kept).
+    #[test]
+    fn the_key_trim_agrees_with_trim_matches() {
+        for key in [
+            "city",
+            " city",
+            "city\t",
+            " \t city \t ",
+            "  ",
+            "\t",
+            "",
+            "a b",
+            " café ",
+            "\u{a0}x\u{a0}",
+            "\rkey\r",
+            " ключ\t",
+        ] {
+            assert_eq!(
+                trim_spaces_and_tabs(key),
+                key.trim_matches([' ', '\t']),
+                "{key:?}"
+            );
+        }
     }
 }

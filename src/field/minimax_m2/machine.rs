@@ -35,8 +35,8 @@ fn family() -> &'static ParameterFamily {
                     marker: rule(p, "block_marker"),
                 },
             )),
-            clean_name: str::to_string,
-            clean_key: str::to_string,
+            clean_name: |name| name,
+            clean_key: |key| key,
             strip_newlines: false,
         }
     })
@@ -61,6 +61,7 @@ impl MinimaxM2Machine {
 impl Machine for MinimaxM2Machine {
     type Event = Event;
 
+    #[inline(always)]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }

@@ -12,14 +12,14 @@ use crate::field::Event;
 use crate::reentry::Machine;
 
 /// A name as written, without surrounding whitespace and quotes (QC-5).
-fn clean_name(raw: &str) -> String {
+fn clean_name(raw: &str) -> &str {
     let name = raw.trim();
     for q in ['"', '\''] {
         if let Some(inner) = name.strip_prefix(q).and_then(|n| n.strip_suffix(q)) {
-            return inner.to_string();
+            return inner;
         }
     }
-    name.to_string()
+    name
 }
 
 /// The family's rules: `<tool_call>` and `<function=NAME>` (or the function opener
@@ -73,6 +73,7 @@ impl Qwen3CoderMachine {
 impl Machine for Qwen3CoderMachine {
     type Event = Event;
 
+    #[inline(always)]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }
