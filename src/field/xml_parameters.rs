@@ -393,12 +393,12 @@ impl ParameterMachine {
 }
 
 impl ParameterMachine {
-    /// The first step of [`Self::advance_all`]'s loop for the two modes most chunks
-    /// arrive in, taken without the loop: in prose the text up to the first byte
-    /// that may start a marker (the same `find` of the wrappers' lead bytes), in a
-    /// value what [`Self::scan_value`] decides. `Some(used)` when that decided the
+    /// The first step of [`Self::advance_all`]'s loop in prose, taken without the
+    /// loop: the text up to the first byte that may start a marker (the same
+    /// `find` of the wrappers' lead bytes). `Some(used)` when that decided the
     /// whole chunk as the loop would; `None` when the loop goes on from where this
-    /// left the machine (a candidate was found, or any other mode or case).
+    /// left the machine (a candidate was found, or any other mode or case). (The
+    /// same step for a chunk inside a value was measured and dropped: slower.)
     #[inline(always)]
     fn advance_first(
         &mut self,
@@ -538,10 +538,9 @@ impl ParameterMachine {
 impl Machine for ParameterMachine {
     type Event = Event;
 
-    /// A chunk of prose without a marker's lead byte, or of a value without a `<`
-    /// (most chunks of a streamed turn), is decided by
-    /// [`ParameterMachine::advance_first`], inlined into the family machine; every
-    /// other goes on in the loop.
+    /// A chunk of prose without a marker's lead byte (most chunks of a streamed
+    /// turn's prose) is decided by [`ParameterMachine::advance_first`], inlined
+    /// into the family machine; every other goes on in the loop.
     #[inline(always)]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         if let Some(used) = self.advance_first(pending, base, eof, out) {
