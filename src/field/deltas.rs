@@ -518,6 +518,30 @@ impl DeltaProjection {
     /// order, with texts borrowed from `event` (or, for a call released whole,
     /// from the projection). Paired with [`crate::Stream::feed_lent`], a chunk's
     /// events are projected where the parser left them.
+    ///
+    /// ```
+    /// use idiolect::field::{hermes, DeltaMode, DeltaProjection, DeltaRef};
+    /// let mut parser = hermes::Parser::with_options(&hermes::Options::default()).unwrap();
+    /// let mut projection = DeltaProjection::new(DeltaMode::Live);
+    /// let (mut content, mut arguments) = (String::new(), String::new());
+    /// // What a server keeps (or serializes) of each delta.
+    /// let mut keep = |delta: DeltaRef<'_>| match delta {
+    ///     DeltaRef::Content(text) => content.push_str(text),
+    ///     DeltaRef::Arguments { text, .. } => arguments.push_str(text),
+    ///     _ => {}
+    /// };
+    /// let text = "Hi.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>";
+    /// for chunk in text.as_bytes().chunks(4) {
+    ///     for event in parser.feed_lent(chunk) {
+    ///         projection.push_lent(event, &mut keep);
+    ///     }
+    /// }
+    /// for event in parser.finish_lent() {
+    ///     projection.push_lent(event, &mut keep);
+    /// }
+    /// assert_eq!(content, "Hi.\n");
+    /// assert_eq!(arguments, "{\"a\": 1}");
+    /// ```
     #[inline]
     pub fn push_lent<F: FnMut(DeltaRef<'_>)>(&mut self, event: &Event, mut f: F) {
         match event {
