@@ -437,6 +437,16 @@ impl<M: Machine> Stream<M> {
     /// events it decided. Bytes fed after [`Stream::finish`] start nothing and
     /// are reported by [`Stream::fed_after_finish`].
     pub fn feed(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, M::Event> {
+        self.feed_lent(bytes);
+        self.events.drain(..)
+    }
+
+    /// [`Stream::feed`] that lends the events instead of handing them over: they
+    /// stay in the stream until its next `feed`, `feed_str` or `finish` call. A
+    /// consumer that only reads them (to project, serialize or copy what it keeps)
+    /// moves no event out of the stream.
+    #[inline]
+    pub fn feed_lent(&mut self, bytes: &[u8]) -> &[M::Event] {
         self.events.clear();
         if self.finished {
             self.late_bytes += bytes.len();
@@ -444,7 +454,7 @@ impl<M: Machine> Stream<M> {
             self.reentry
                 .feed(bytes, &mut self.machine, &mut self.events);
         }
-        self.events.drain(..)
+        &self.events
     }
 
     /// [`Stream::feed`] for a chunk that is text already: nothing is validated
@@ -462,12 +472,18 @@ impl<M: Machine> Stream<M> {
 
     /// Ends the input and returns the events that end-of-input decides.
     pub fn finish(&mut self) -> std::vec::Drain<'_, M::Event> {
+        self.finish_lent();
+        self.events.drain(..)
+    }
+
+    /// [`Stream::finish`] that lends the events, as [`Stream::feed_lent`].
+    pub fn finish_lent(&mut self) -> &[M::Event] {
         self.events.clear();
         if !self.finished {
             self.finished = true;
             self.reentry.finish(&mut self.machine, &mut self.events);
         }
-        self.events.drain(..)
+        &self.events
     }
 
     /// How many bytes were fed after [`Stream::finish`] and therefore ignored.

@@ -1,7 +1,8 @@
 //! Properties of the field families beyond the corpus runner's checks:
 //! - the delta projection (FD-8): for every case of every field family and every
 //!   chunking of the runner's schedule, the concatenated deltas give the folded
-//!   document's text, reasoning and calls, live and whole-calls;
+//!   document's text, reasoning and calls, live and whole-calls, and the deltas
+//!   lent (`push_lent`) are the deltas built (`push`);
 //! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, LJ-15, PY-16, RS-10): parsing a rendered turn
 //!   (and so do the example families defined at run time, CF-1);
 //! - rendering (HE-14, QC-17, D3-18, D31-10, HA-18, MI-17, KK-17, MM-15, GL-15): parsing a rendered turn
@@ -32,9 +33,21 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
         mut p: idiolect::Stream<M>,
         chunks: &[&[u8]],
     ) -> Vec<Event> {
+        // Chunks are fed alternately with `feed` (events handed over) and
+        // `feed_lent` (events lent, cloned here): the two give the same events.
         let mut out = Vec::new();
-        chunks.iter().for_each(|c| out.extend(p.feed(c)));
-        out.extend(p.finish());
+        for (i, chunk) in chunks.iter().enumerate() {
+            if i % 2 == 0 {
+                out.extend(p.feed(chunk));
+            } else {
+                out.extend_from_slice(p.feed_lent(chunk));
+            }
+        }
+        if chunks.len() % 2 == 0 {
+            out.extend(p.finish());
+        } else {
+            out.extend_from_slice(p.finish_lent());
+        }
         out
     }
     let options = if options.is_null() {
@@ -190,6 +203,16 @@ fn expected(doc: &Document, whole_calls: bool) -> Concatenated {
     want
 }
 
+/// The deltas [`DeltaProjection::push_lent`] lends for `events`, made owned.
+fn lent(mode: DeltaMode, events: &[Event]) -> Vec<Delta> {
+    let mut projection = DeltaProjection::new(mode);
+    let mut out = Vec::new();
+    for event in events {
+        projection.push_lent(event, |delta| out.push(Delta::from(delta)));
+    }
+    out
+}
+
 #[test]
 fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
     let mut checked = 0;
@@ -204,6 +227,12 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
                 let doc = folder.document().clone();
                 for mode in [DeltaMode::Live, DeltaMode::WholeCalls] {
                     let deltas = DeltaProjection::project(mode, &events);
+                    assert_eq!(
+                        lent(mode, &events),
+                        deltas,
+                        "{} {label} {mode:?}: lent deltas",
+                        case.id()
+                    );
                     let got = concatenate(&deltas)
                         .unwrap_or_else(|e| panic!("{} {label} {mode:?}: {e}", case.id()));
                     let want = expected(&doc, mode == DeltaMode::WholeCalls);

@@ -256,6 +256,130 @@ impl<'de> Deserialize<'de> for ToolCalls {
     }
 }
 
+/// A delta as [`DeltaProjection::push_lent`] lends it: the same delta as the
+/// [`Delta`] that [`DeltaProjection::push`] builds for the event (`Delta::from`
+/// gives it), its texts borrowed from the event or from the projection's held call
+/// instead of moved or copied. A consumer that serializes each delta or copies the
+/// pieces it keeps needs no delta of its own; it serializes exactly as the `Delta`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeltaRef<'a> {
+    /// `content`: answer text.
+    Content(&'a str),
+    /// `reasoning`: reasoning text.
+    Reasoning(&'a str),
+    /// A call's first delta: `tool_calls` with one entry carrying `index`, `id`,
+    /// `type: "function"` and `function.name`, and in [`DeltaMode::WholeCalls`]
+    /// the whole `function.arguments`.
+    Call {
+        /// The call's position among the turn's tool calls.
+        index: usize,
+        /// The call id, `None` when the family writes none (serialized `null`).
+        id: Option<&'a str>,
+        /// The tool's name.
+        name: &'a str,
+        /// The whole arguments (a released call), or `None` (a live call's start).
+        arguments: Option<&'a str>,
+    },
+    /// `tool_calls` with one entry carrying `index` and a `function.arguments`
+    /// fragment.
+    Arguments {
+        /// The call's position among the turn's tool calls.
+        index: usize,
+        /// The fragment.
+        text: &'a str,
+    },
+}
+
+impl From<DeltaRef<'_>> for Delta {
+    /// The owned delta: what [`DeltaProjection::push`] gives for the same event.
+    fn from(delta: DeltaRef<'_>) -> Delta {
+        match delta {
+            DeltaRef::Content(text) => Delta {
+                content: Some(CompactString::from(text)),
+                ..Delta::default()
+            },
+            DeltaRef::Reasoning(text) => Delta {
+                reasoning: Some(CompactString::from(text)),
+                ..Delta::default()
+            },
+            DeltaRef::Call {
+                index,
+                id,
+                name,
+                arguments,
+            } => Delta::call(ToolCallDelta {
+                index,
+                id: Some(id.map(CompactString::from)),
+                kind: Some(FUNCTION),
+                function: FunctionDelta {
+                    name: Some(CompactString::from(name)),
+                    arguments: arguments.map(CompactString::from),
+                },
+            }),
+            DeltaRef::Arguments { index, text } => Delta {
+                tool_calls: Some(ToolCalls::fragment(index, CompactString::from(text))),
+                ..Delta::default()
+            },
+        }
+    }
+}
+
+impl Serialize for DeltaRef<'_> {
+    /// The JSON of the owned [`Delta`], written from the borrowed texts.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        /// One entry of `tool_calls`, as [`ToolCallDelta`] writes it.
+        struct Entry<'a>(&'a DeltaRef<'a>);
+        /// Its `function` object.
+        struct Function<'a>(Option<&'a str>, Option<&'a str>);
+        impl Serialize for Function<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(None)?;
+                if let Some(name) = self.0 {
+                    map.serialize_entry("name", name)?;
+                }
+                if let Some(arguments) = self.1 {
+                    map.serialize_entry("arguments", arguments)?;
+                }
+                map.end()
+            }
+        }
+        impl Serialize for Entry<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(None)?;
+                match *self.0 {
+                    DeltaRef::Call {
+                        index,
+                        id,
+                        name,
+                        arguments,
+                    } => {
+                        map.serialize_entry("index", &index)?;
+                        map.serialize_entry("id", &id)?;
+                        map.serialize_entry("type", "function")?;
+                        map.serialize_entry("function", &Function(Some(name), arguments))?;
+                    }
+                    DeltaRef::Arguments { index, text } => {
+                        map.serialize_entry("index", &index)?;
+                        map.serialize_entry("function", &Function(None, Some(text)))?;
+                    }
+                    DeltaRef::Content(_) | DeltaRef::Reasoning(_) => {}
+                }
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(1))?;
+        match self {
+            DeltaRef::Content(text) => map.serialize_entry("content", text)?,
+            DeltaRef::Reasoning(text) => map.serialize_entry("reasoning", text)?,
+            DeltaRef::Call { .. } | DeltaRef::Arguments { .. } => {
+                map.serialize_entry("tool_calls", &[Entry(self)])?
+            }
+        }
+        map.end()
+    }
+}
+
 /// A call held back in [`DeltaMode::WholeCalls`].
 #[derive(Clone, Debug)]
 struct HeldCall {
@@ -389,6 +513,109 @@ impl DeltaProjection {
         }
     }
 
+    /// [`DeltaProjection::push`] that lends each delta the event releases to `f`
+    /// instead of building it (see [`DeltaRef`]): the same deltas, in the same
+    /// order, with texts borrowed from `event` (or, for a call released whole,
+    /// from the projection). Paired with [`crate::Stream::feed_lent`], a chunk's
+    /// events are projected where the parser left them.
+    ///
+    /// ```
+    /// use idiolect::field::{hermes, DeltaMode, DeltaProjection, DeltaRef};
+    /// let mut parser = hermes::Parser::with_options(&hermes::Options::default()).unwrap();
+    /// let mut projection = DeltaProjection::new(DeltaMode::Live);
+    /// let (mut content, mut arguments) = (String::new(), String::new());
+    /// // What a server keeps (or serializes) of each delta.
+    /// let mut keep = |delta: DeltaRef<'_>| match delta {
+    ///     DeltaRef::Content(text) => content.push_str(text),
+    ///     DeltaRef::Arguments { text, .. } => arguments.push_str(text),
+    ///     _ => {}
+    /// };
+    /// let text = "Hi.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>";
+    /// for chunk in text.as_bytes().chunks(4) {
+    ///     for event in parser.feed_lent(chunk) {
+    ///         projection.push_lent(event, &mut keep);
+    ///     }
+    /// }
+    /// for event in parser.finish_lent() {
+    ///     projection.push_lent(event, &mut keep);
+    /// }
+    /// assert_eq!(content, "Hi.\n");
+    /// assert_eq!(arguments, "{\"a\": 1}");
+    /// ```
+    #[inline]
+    pub fn push_lent<F: FnMut(DeltaRef<'_>)>(&mut self, event: &Event, mut f: F) {
+        match event {
+            Event::Text { text, .. } => {
+                if !text.is_empty() {
+                    f(DeltaRef::Content(text));
+                }
+            }
+            Event::ReasoningDelta { text, .. } => {
+                if !text.is_empty() {
+                    f(DeltaRef::Reasoning(text));
+                }
+            }
+            Event::ArgumentsDelta { index, text, .. } if self.mode == DeltaMode::Live => {
+                if !text.is_empty() {
+                    f(DeltaRef::Arguments {
+                        index: *index,
+                        text,
+                    });
+                }
+            }
+            Event::ToolCallStart {
+                index, id, name, ..
+            } if self.mode == DeltaMode::Live => f(DeltaRef::Call {
+                index: *index,
+                id: id.as_deref(),
+                name,
+                arguments: None,
+            }),
+            Event::Markup { .. } | Event::ReasoningStart { .. } | Event::ReasoningEnd { .. } => {}
+            other => self.push_lent_rest(other, f),
+        }
+    }
+
+    /// [`Self::push_lent`] for what touches the held calls: a call's end, and in
+    /// [`DeltaMode::WholeCalls`] its start and argument fragments.
+    #[inline(never)]
+    fn push_lent_rest<F: FnMut(DeltaRef<'_>)>(&mut self, event: &Event, mut f: F) {
+        match event {
+            Event::ToolCallStart {
+                index, id, name, ..
+            } => {
+                self.held.insert(
+                    *index,
+                    HeldCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: CompactString::default(),
+                    },
+                );
+            }
+            Event::ArgumentsDelta { index, text, .. } => {
+                if let Some(call) = self.held.get_mut(index) {
+                    call.arguments.push_str(text);
+                }
+            }
+            Event::ToolCallEnd {
+                index, complete, ..
+            } => {
+                if let Some(call) = self.held.shift_remove(index) {
+                    if *complete {
+                        f(DeltaRef::Call {
+                            index: *index,
+                            id: call.id.as_deref(),
+                            name: &call.name,
+                            arguments: Some(&call.arguments),
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Projects a whole event list.
     pub fn project(mode: DeltaMode, events: &[Event]) -> Vec<Delta> {
         let mut projection = DeltaProjection::new(mode);
@@ -458,6 +685,113 @@ mod tests {
             );
             assert_eq!((&calls).into_iter().collect::<Vec<_>>(), list);
             assert_eq!(calls.into_iter().collect::<Vec<_>>(), list);
+        }
+    }
+
+    /// Every kind of delta, live and released whole, lent by `push_lent`: the
+    /// same deltas as `push` builds, each serialized to the same JSON.
+    #[test]
+    fn lent_deltas_are_the_built_ones() {
+        use crate::field::Input;
+        use crate::span::Span;
+        let span = Span::new(0, 0);
+        let long = "a fragment longer than twenty-four bytes, held on the heap";
+        let events = vec![
+            Event::ReasoningStart { span },
+            Event::ReasoningDelta {
+                text: "think".into(),
+                span,
+            },
+            Event::ReasoningEnd { closed: true, span },
+            Event::Text {
+                text: "Hello".into(),
+                span,
+            },
+            Event::Text {
+                text: "".into(),
+                span,
+            },
+            Event::Markup { span },
+            Event::ToolCallStart {
+                index: 0,
+                id: Some("call_1".into()),
+                name: "get_weather".into(),
+                span,
+            },
+            Event::ArgumentsDelta {
+                index: 0,
+                text: "{\"city\":".into(),
+                span,
+            },
+            Event::ArgumentsDelta {
+                index: 0,
+                text: "".into(),
+                span,
+            },
+            Event::ArgumentsDelta {
+                index: 0,
+                text: long.into(),
+                span,
+            },
+            Event::ToolCallEnd {
+                index: 0,
+                complete: true,
+                input: Input::NULL,
+                span,
+            },
+            Event::ToolCallStart {
+                index: 1,
+                id: None,
+                name: "f".into(),
+                span,
+            },
+            Event::ArgumentsDelta {
+                index: 1,
+                text: "{".into(),
+                span,
+            },
+            Event::ToolCallEnd {
+                index: 1,
+                complete: false,
+                input: Input::NULL,
+                span,
+            },
+            Event::ToolCallStart {
+                index: 2,
+                id: None,
+                name: "g".into(),
+                span,
+            },
+            Event::ArgumentsDelta {
+                index: 2,
+                text: "{}".into(),
+                span,
+            },
+            Event::ToolCallEnd {
+                index: 2,
+                complete: true,
+                input: Input::NULL,
+                span,
+            },
+        ];
+        for (mode, count) in [(DeltaMode::Live, 9), (DeltaMode::WholeCalls, 4)] {
+            let built = DeltaProjection::project(mode, &events);
+            let mut projection = DeltaProjection::new(mode);
+            let mut lent = Vec::new();
+            let mut json = Vec::new();
+            for event in &events {
+                projection.push_lent(event, |delta| {
+                    json.push(serde_json::to_string(&delta).unwrap());
+                    lent.push(Delta::from(delta));
+                });
+            }
+            assert_eq!(lent, built, "{mode:?}");
+            assert_eq!(lent.len(), count, "{mode:?}");
+            let want: Vec<String> = built
+                .iter()
+                .map(|d| serde_json::to_string(d).unwrap())
+                .collect();
+            assert_eq!(json, want, "{mode:?}");
         }
     }
 

@@ -187,7 +187,8 @@ mod xml_parameters;
 /// The string type of event and delta texts, names and ids (short ones inline).
 pub use compact_str::CompactString;
 pub use deltas::{
-    Delta, DeltaMode, DeltaProjection, FunctionDelta, ToolCallDelta, ToolCalls, ToolCallsIter,
+    Delta, DeltaMode, DeltaProjection, DeltaRef, FunctionDelta, ToolCallDelta, ToolCalls,
+    ToolCallsIter,
 };
 pub(crate) use document::parse_owned;
 pub use document::{Document, DocumentFolder, Item};

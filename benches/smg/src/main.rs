@@ -29,7 +29,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use idiolect::field::{self, DeltaMode, DeltaProjection, Event, Item};
+use idiolect::field::{self, DeltaMode, DeltaProjection, DeltaRef, Event, Item};
 use idiolect::{Machine, Stream};
 use openai_protocol::common::Tool;
 use serde::de::DeserializeOwned;
@@ -443,33 +443,37 @@ impl Collected {
 }
 
 /// Our side of a streamed run: events projected to chat-completion deltas
-/// (live), as a server projects them.
+/// (live), as a server projects them. The projection lends each delta
+/// ([`field::DeltaRef`]) where the parser left the chunk's events, and the
+/// collection copies its pieces, as the smg run copies smg's results.
 struct Projected {
     projection: DeltaProjection,
-    deltas: Vec<field::Delta>,
     collected: Collected,
 }
 
 impl Projected {
-    /// Projects the events (taken by value, as a server takes them from the
-    /// parser) and collects the deltas.
-    fn take(&mut self, events: impl Iterator<Item = Event>) {
+    /// Projects a chunk's events (lent by the parser) and collects the deltas.
+    #[inline]
+    fn take(&mut self, events: &[Event]) {
+        let collected = &mut self.collected;
         for event in events {
-            self.projection.push_owned(event, &mut self.deltas);
-        }
-        for delta in self.deltas.drain(..) {
-            if let Some(content) = delta.content {
-                self.collected.text.push_str(&content);
-            }
-            for call in delta.tool_calls.into_iter().flatten() {
-                let slot = self.collected.call(call.index);
-                if let Some(name) = call.function.name {
+            self.projection.push_lent(event, |delta| match delta {
+                DeltaRef::Content(text) => collected.text.push_str(text),
+                DeltaRef::Reasoning(_) => {}
+                DeltaRef::Call {
+                    index,
+                    name,
+                    arguments,
+                    ..
+                } => {
+                    let slot = collected.call(index);
                     slot.0 = name.into();
+                    if let Some(arguments) = arguments {
+                        slot.1.push_str(arguments);
+                    }
                 }
-                if let Some(fragment) = call.function.arguments {
-                    slot.1.push_str(&fragment);
-                }
-            }
+                DeltaRef::Arguments { index, text } => collected.call(index).1.push_str(text),
+            });
         }
     }
 }
@@ -477,13 +481,12 @@ impl Projected {
 fn stream<M: Machine<Event = Event>>(mut parser: Stream<M>, pieces: &[&str]) -> Collected {
     let mut projected = Projected {
         projection: DeltaProjection::new(DeltaMode::Live),
-        deltas: Vec::new(),
         collected: Collected::default(),
     };
     for piece in pieces {
-        projected.take(parser.feed(piece.as_bytes()));
+        projected.take(parser.feed_lent(piece.as_bytes()));
     }
-    projected.take(parser.finish());
+    projected.take(parser.finish_lent());
     projected.collected
 }
 

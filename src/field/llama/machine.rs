@@ -674,40 +674,7 @@ impl LlamaMachine {
                 return true;
             }
             ObjectStep::ArgumentsObject => {
-                let unit = &pending[at..];
-                let read = self.arguments.read(unit, eof);
-                let upto = match read {
-                    ObjectRead::More => unit.len(),
-                    ObjectRead::Complete(end) | ObjectRead::Stopped(end) => end,
-                };
-                if started {
-                    let text = self.arguments.take(unit, upto);
-                    self.emitter.arguments_delta(text, self.pos + upto, out);
-                }
-                match read {
-                    ObjectRead::More => return false,
-                    ObjectRead::Complete(end) => {
-                        let start = self.pos;
-                        self.pos += end;
-                        if let Some(o) = self.object.as_mut() {
-                            o.arguments = Arguments::Done {
-                                start,
-                                end: self.pos,
-                                object: true,
-                            };
-                        }
-                        self.mode = Mode::Object(ObjectStep::Next);
-                    }
-                    ObjectRead::Stopped(stop) => {
-                        self.pos += stop;
-                        if eof && self.pos == base + pending.len() {
-                            self.object_cut(self.pos, pending, base, out);
-                        } else {
-                            self.end_object(false, pending, base, out);
-                        }
-                    }
-                }
-                return true;
+                return self.arguments_object(started, pending, base, eof, out);
             }
             _ => {}
         }
@@ -779,6 +746,55 @@ impl LlamaMachine {
                 self.maybe_start(pending, base, out);
             }
             ObjectStep::ArgumentsValue | ObjectStep::ArgumentsObject => {}
+        }
+        true
+    }
+
+    /// One step inside the arguments object: its reader continues over what is
+    /// pending, the bytes it shows to be arguments are a delta once the call has
+    /// started, and its end or stop moves the walk on; false when more input is
+    /// needed.
+    #[inline(always)]
+    fn arguments_object(
+        &mut self,
+        started: bool,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let unit = &pending[self.pos - base..];
+        let read = self.arguments.read(unit, eof);
+        let upto = match read {
+            ObjectRead::More => unit.len(),
+            ObjectRead::Complete(end) | ObjectRead::Stopped(end) => end,
+        };
+        if started {
+            let text = self.arguments.take(unit, upto);
+            self.emitter.arguments_delta(text, self.pos + upto, out);
+        }
+        match read {
+            ObjectRead::More => return false,
+            ObjectRead::Complete(end) => {
+                let start = self.pos;
+                self.pos += end;
+                if let Some(o) = self.object.as_mut() {
+                    o.arguments = Arguments::Done {
+                        start,
+                        end: self.pos,
+                        object: true,
+                    };
+                }
+                self.mode = Mode::Object(ObjectStep::Next);
+            }
+            ObjectRead::Stopped(stop) => {
+                self.pos += stop;
+                if eof && self.pos == base + pending.len() {
+                    self.object_cut(self.pos, pending, base, out);
+                } else {
+                    self.end_object(false, pending, base, out);
+                }
+            }
         }
         true
     }
@@ -1037,6 +1053,29 @@ impl LlamaMachine {
         Some(pending.len())
     }
 
+    /// [`Machine::advance`] for a chunk that is not all prose: inside the arguments
+    /// object of a started call (most chunks of a call group) the object's reader
+    /// decides what it can, and the loop of [`Self::advance_all`] runs only when the
+    /// object ends; every other chunk goes to the loop.
+    #[inline(never)]
+    fn advance_arguments(
+        &mut self,
+        pending: &str,
+        base: usize,
+        eof: bool,
+        out: &mut Vec<Event>,
+    ) -> usize {
+        if !eof
+            && self.mode == Mode::Object(ObjectStep::ArgumentsObject)
+            && self.first.decided()
+            && self.object.as_ref().is_some_and(|o| o.started)
+            && !self.arguments_object(true, pending, base, false, out)
+        {
+            return self.hold.unwrap_or(self.pos).min(self.pos).max(base) - base;
+        }
+        self.advance_all(pending, base, eof, out)
+    }
+
     /// [`Machine::advance`] in every case.
     #[inline(never)]
     fn advance_all(
@@ -1104,6 +1143,6 @@ impl Machine for LlamaMachine {
         if let Some(used) = self.prose_only(pending, base, eof, out) {
             return used;
         }
-        self.advance_all(pending, base, eof, out)
+        self.advance_arguments(pending, base, eof, out)
     }
 }
