@@ -369,6 +369,39 @@ fn turn() -> impl Strategy<Value = Vec<Piece>> {
     prop::collection::vec(piece, 0..6)
 }
 
+/// Whether `doc` is a turn LJ-15 says parses back: the answer's first item, after
+/// any reasoning (the answer starts at offset 0 and again after each reasoning
+/// closer until text or a call comes, LJ-5 b), is not text starting with `{` after
+/// whitespace, and no text right after a call starts with `;` after whitespace.
+fn llama3_json_renders_back(doc: &Document) -> bool {
+    let starts_with = |text: &str, c: char| {
+        text.trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with(c)
+    };
+    let mut answer_started = false;
+    let mut after_call = false;
+    for item in &doc.items {
+        match item {
+            Item::Text { text, .. } => {
+                if (!answer_started && starts_with(text, '{'))
+                    || (after_call && starts_with(text, ';'))
+                {
+                    return false;
+                }
+                answer_started = true;
+                after_call = false;
+            }
+            Item::ToolCall { .. } => {
+                answer_started = true;
+                after_call = true;
+            }
+            // Reasoning (the only other item).
+            _ => after_call = false,
+        }
+    }
+    true
+}
+
 /// The document of a turn, merging adjacent text as the fold does.
 fn document(pieces: &[Piece]) -> Document {
     let mut items: Vec<Item> = Vec::new();
@@ -508,6 +541,11 @@ proptest! {
     #[test]
     fn llama3_json_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
+        // LJ-15 promises the round trip only for turns whose answer does not start
+        // with `{` (a bare call's unit, LJ-5 b, would take in what follows it: text
+        // `{"` then reasoning renders as `{"<think>…`, one JSON string cut short) and
+        // whose texts do not follow a call with `;`.
+        prop_assume!(llama3_json_renders_back(&doc));
         let text = llama3_json::render_turn(&doc).map_err(TestCaseError::fail)?;
         prop_assert_eq!(llama3_json::parse(&text, &llama3_json::Options::default()), doc, "{:?}", text);
     }
