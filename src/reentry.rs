@@ -458,7 +458,7 @@ impl<M: Machine> Stream<M> {
     }
 
     /// [`Stream::feed`] for a chunk that is text already: nothing is validated
-    /// again ([`Reentry::feed_str`]).
+    /// again (the re-entry layer's `feed_str`).
     pub fn feed_str(&mut self, text: &str) -> std::vec::Drain<'_, M::Event> {
         self.events.clear();
         if self.finished {

@@ -423,7 +423,7 @@ impl DeltaProjection {
     /// of a parser's `feed`): its texts move into the deltas instead of being copied.
     ///
     /// The deltas of streamed tokens (text, reasoning, a live argument fragment)
-    /// are built here; the rest go through [`Self::push_rest`], kept out of line.
+    /// are built here; the rest go through `push_rest`, kept out of line.
     #[inline]
     pub fn push_owned(&mut self, event: Event, out: &mut Vec<Delta>) {
         match event {

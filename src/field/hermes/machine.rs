@@ -383,7 +383,7 @@ impl Machine for HermesMachine {
     type Event = Event;
 
     /// A chunk of prose without a marker's first byte (most chunks of a streamed
-    /// turn) is decided by [`HermesMachine::prose_only`], inlined into the
+    /// turn) is decided by `HermesMachine::prose_only`, inlined into the
     /// re-entry layer, a chunk inside the call object by the object's reader
     /// directly; every other by the loop.
     #[inline]

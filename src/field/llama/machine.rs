@@ -1136,7 +1136,7 @@ impl Machine for LlamaMachine {
     type Event = Event;
 
     /// A chunk of prose without a marker's first byte (most chunks of a streamed
-    /// turn's text) is decided by [`LlamaMachine::prose_only`], inlined into the
+    /// turn's text) is decided by `LlamaMachine::prose_only`, inlined into the
     /// re-entry layer; every other by the loop.
     #[inline]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
