@@ -22,7 +22,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
-use crate::pyser::{GcPause, GrowingLatin1, Latin1, Shared};
+use crate::pyser::{GcPause, Latin1, Shared};
 
 /// A document's long Latin-1 texts, rewritten by the thread that parsed it
 /// ([`Latin1::of`]), so the calling thread only copies them into strs.
@@ -32,12 +32,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The Latin-1 forms of `document`'s text and of its segments' texts;
-    /// `text` holds the form of the text's beginning if one was made while the
-    /// input was parsed.
-    pub fn of(document: &Document, text: GrowingLatin1) -> Prepared {
+    /// The Latin-1 forms of `document`'s text and of its segments' texts.
+    pub fn of(document: &Document) -> Prepared {
         Prepared {
-            text: text.finish(&document.text),
+            text: Latin1::of(&document.text),
             segments: document
                 .segments
                 .iter()

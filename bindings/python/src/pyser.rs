@@ -440,52 +440,6 @@ impl Latin1 {
     }
 }
 
-/// The Latin-1 form of a text that only grows (a document's output text while
-/// its input is parsed), made a piece at a time by the thread that parses it:
-/// at the end of the input only the last piece's text is left to rewrite, not
-/// the whole text ([`Latin1::of`] at the end kept the calling thread waiting
-/// while 4 MB were rewritten).
-#[derive(Default)]
-pub struct GrowingLatin1 {
-    bytes: Vec<u8>,
-    /// How many bytes of the text are rewritten.
-    utf8_len: usize,
-    /// A character from U+0100 on was seen (or the text shrank): there is no
-    /// Latin-1 form.
-    failed: bool,
-}
-
-impl GrowingLatin1 {
-    /// Rewrites what `text`, the text seen before and more, adds to it.
-    pub fn extend(&mut self, text: &str) {
-        if self.failed {
-            return;
-        }
-        match text.as_bytes().get(self.utf8_len..) {
-            // A `str` ends at a character's end, so the new part starts at one.
-            Some(new) => self.failed = !push_latin1(new, &mut self.bytes),
-            None => self.failed = true,
-        }
-        self.utf8_len = text.len();
-    }
-
-    /// The Latin-1 form of `text`, the whole text, where [`Latin1::of`] would
-    /// make one: `text` is longer than a shared string, holds a character
-    /// above ASCII (it is longer than its Latin-1 form), and none from U+0100
-    /// on.
-    pub fn finish(mut self, text: &str) -> Option<Latin1> {
-        self.extend(text);
-        (!self.failed
-            && self.utf8_len == text.len()
-            && text.len() > SHARED_STRING_MAX
-            && self.bytes.len() < text.len())
-        .then(|| Latin1 {
-            bytes: self.bytes.into_boxed_slice(),
-            utf8_len: text.len(),
-        })
-    }
-}
-
 /// How many bytes `bytes` starts with that are ASCII, eight at a time.
 #[inline]
 fn ascii_prefix(bytes: &[u8]) -> usize {
@@ -514,12 +468,7 @@ fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
     out.clear();
     out.reserve(bytes.len());
     out.extend_from_slice(&bytes[..ascii]);
-    push_latin1(&bytes[ascii..], out)
-}
-
-/// Appends UTF-8 `rest` to `out` as Latin-1; false when a character is U+0100
-/// or above (`out` then holds a part).
-fn push_latin1(mut rest: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut rest = &bytes[ascii..];
     loop {
         match rest {
             [] => return true,

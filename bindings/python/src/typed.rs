@@ -38,7 +38,7 @@ use serde_json::Value;
 
 use crate::convert::from_json;
 use crate::direct;
-use crate::pyser::{GcPause, GrowingLatin1, Latin1, Shared};
+use crate::pyser::{GcPause, Latin1, Shared};
 use crate::OptionsError;
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
@@ -101,17 +101,10 @@ pub trait Build: Sync {
     /// What a thread without the GIL can make ready for the conversion of a
     /// document ([`direct::Prepared`]; `()` for serde's walk).
     type Prepared: Send + 'static;
-    /// What the parsing thread of an overlapped parse makes ready for
-    /// [`Build::prepare`] after each piece, while the parse goes on (kindaxml:
-    /// the Latin-1 form of the output text so far); `()` for none.
-    type Ahead: Default + Send;
-    /// Adds what the last piece added to `folder`'s document to `ahead`.
-    fn ahead(_folder: &Self::Folder, _ahead: &mut Self::Ahead) {}
     /// Made by the thread that parsed `document` when that is not the calling
     /// thread (the parsing thread of an overlapped parse, `parse_many`'s
-    /// helpers), from what it made `ahead`: work taken off the serial part.
-    /// `None`: nothing to make.
-    fn prepare(_document: &DocumentOf<Self>, _ahead: Self::Ahead) -> Option<Self::Prepared> {
+    /// helpers): work taken off the serial part. `None`: nothing to make.
+    fn prepare(_document: &DocumentOf<Self>) -> Option<Self::Prepared> {
         None
     }
     /// The document as Python objects: serde's walk unless the dialect has a
@@ -156,7 +149,6 @@ where
     type Machine = M;
     type Folder = M::Folder;
     type Prepared = ();
-    type Ahead = ();
     fn name(&self) -> &'static str {
         M::NAME
     }
@@ -174,7 +166,6 @@ impl Build for Deepseek {
     type Machine = deepseek::DeepseekMachine;
     type Folder = field::DocumentFolder;
     type Prepared = ();
-    type Ahead = ();
     fn name(&self) -> &'static str {
         self.1
     }
@@ -221,12 +212,8 @@ impl Build for Kindaxml {
         });
     }
     type Prepared = direct::Prepared;
-    type Ahead = GrowingLatin1;
-    fn ahead(folder: &Self::Folder, ahead: &mut GrowingLatin1) {
-        ahead.extend(&folder.document().text);
-    }
-    fn prepare(document: &kindaxml::Document, text: GrowingLatin1) -> Option<direct::Prepared> {
-        Some(direct::Prepared::of(document, text))
+    fn prepare(document: &kindaxml::Document) -> Option<direct::Prepared> {
+        Some(direct::Prepared::of(document))
     }
     fn to_python<'py>(
         shared: &mut Shared<'py>,
@@ -375,7 +362,6 @@ fn parse_pieces<B: Build>(
         }
     };
     let mut stream = Stream::new(machine);
-    let mut ahead = B::Ahead::default();
     for piece in overlap_pieces(text) {
         for event in stream.feed(piece) {
             folder.push(&event);
@@ -386,7 +372,6 @@ fn parse_pieces<B: Build>(
         if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
             return;
         }
-        B::ahead(&folder, &mut ahead);
         drop_waiting(garbage);
     }
     for event in stream.finish() {
@@ -398,7 +383,7 @@ fn parse_pieces<B: Build>(
         return;
     }
     let document = folder.into_document();
-    let prepared = B::prepare(&document, ahead);
+    let prepared = B::prepare(&document);
     if out.send(Piece::Done(document, prepared)).is_ok() {
         drop_until_closed(garbage);
     }
@@ -572,7 +557,7 @@ where
                             .send((
                                 i,
                                 document(self, options, spans, texts[i]).map(|d| {
-                                    let prepared = B::prepare(&d, B::Ahead::default());
+                                    let prepared = B::prepare(&d);
                                     (d, prepared)
                                 }),
                             ))

@@ -50,8 +50,9 @@ def test_a_large_parse_is_the_document_the_streaming_parser_folds(dialect, spans
     ids=["latin1", "wide-at-the-end", "wide-at-the-start", "widest-at-the-end"],
 )
 def test_a_large_kindaxml_text_keeps_every_character_whatever_its_width(first, last):
-    # The parsing thread rewrites the output text as Latin-1 piece by piece while
-    # it parses; a character from U+0100 on, wherever it comes, must end that.
+    # The parsing thread rewrites the output text and each segment's text as
+    # Latin-1 for the calling thread; a character from U+0100 on, wherever it
+    # comes, must leave that text to the UTF-8 path.
     unit = "na\u00efve \u00fcber <cite id=1>caf\u00e9 \u00ff line</cite>\nplain ascii <b>x</b> \u00e0\n"
     text = first + unit * (LARGE // len(unit) + 1) + last
     document = idiolect.parse("kindaxml", text)
