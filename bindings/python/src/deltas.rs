@@ -7,8 +7,8 @@
 //! each `feed` answers with at most one delta.
 
 use idiolect::field::{
-    self, deepseek, harmony, hermes, mistral, qwen3_coder, CompactString, Delta, DeltaMode,
-    DeltaProjection, ToolCalls,
+    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
+    qwen3_coder, reasoning, CompactString, Delta, DeltaMode, DeltaProjection, ToolCalls,
 };
 use idiolect::fold::DialectMachine;
 use idiolect::Stream;
@@ -75,6 +75,12 @@ fn family_stream(name: &str, options: &Value) -> PyResult<Box<dyn FieldStream>> 
         "mistral" => generic::<mistral::MistralMachine>(options),
         "deepseek-v3" => deepseek_stream(deepseek::Variant::V3, name, options),
         "deepseek-v3.1" => deepseek_stream(deepseek::Variant::V31, name, options),
+        "llama3-json" => generic::<llama3_json::Llama3JsonMachine>(options),
+        "pythonic" => generic::<pythonic::PythonicMachine>(options),
+        "reasoning" => generic::<reasoning::ReasoningMachine>(options),
+        "kimi-k2" => generic::<kimi_k2::KimiK2Machine>(options),
+        "minimax-m2" => generic::<minimax_m2::MinimaxM2Machine>(options),
+        "glm" => generic::<glm::GlmMachine>(options),
         other => Err(PyValueError::new_err(format!(
             "the {other} family has no delta stream in this build"
         ))),

@@ -24,7 +24,10 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use idiolect::field::{self, deepseek, harmony, hermes, mistral, qwen3_coder};
+use idiolect::field::{
+    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
+    qwen3_coder, reasoning,
+};
 use idiolect::fold::{fold_whole, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
@@ -690,6 +693,12 @@ pub fn runner(dialect: &'static Dialect, options: &Value) -> Box<dyn Runner> {
         "mistral" => Box::new(Generic::<mistral::MistralMachine>::NEW),
         "deepseek-v3" => Box::new(Deepseek(deepseek::Variant::V3, "deepseek-v3")),
         "deepseek-v3.1" => Box::new(Deepseek(deepseek::Variant::V31, "deepseek-v3.1")),
+        "llama3-json" => Box::new(Generic::<llama3_json::Llama3JsonMachine>::NEW),
+        "pythonic" => Box::new(Generic::<pythonic::PythonicMachine>::NEW),
+        "reasoning" => Box::new(Generic::<reasoning::ReasoningMachine>::NEW),
+        "kimi-k2" => Box::new(Generic::<kimi_k2::KimiK2Machine>::NEW),
+        "minimax-m2" => Box::new(Generic::<minimax_m2::MinimaxM2Machine>::NEW),
+        "glm" => Box::new(Generic::<glm::GlmMachine>::NEW),
         "transcript" => {
             // Only the mode matters here; the session layer refused bad options.
             let mode = options_of::<transcript::Options>(options)

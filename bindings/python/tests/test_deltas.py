@@ -24,7 +24,20 @@ import pytest
 import idiolect
 from corpus import ROOT, chunks_of, load_cases, random_chunking, same
 
-FAMILIES = ["hermes", "qwen3-coder", "deepseek-v3", "deepseek-v3.1", "harmony", "mistral"]
+FAMILIES = [
+    "hermes",
+    "qwen3-coder",
+    "deepseek-v3",
+    "deepseek-v3.1",
+    "harmony",
+    "mistral",
+    "llama3-json",
+    "pythonic",
+    "reasoning",
+    "kimi-k2",
+    "minimax-m2",
+    "glm",
+]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
 
