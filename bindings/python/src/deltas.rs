@@ -7,8 +7,7 @@
 //! each `feed` answers with at most one delta.
 
 use idiolect::field::{
-    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
-    qwen3_coder, reasoning, CompactString, Delta, DeltaMode, DeltaProjection, ToolCalls,
+    self, deepseek, CompactString, Delta, DeltaMode, DeltaProjection, ToolCalls,
 };
 use idiolect::fold::DialectMachine;
 use idiolect::Stream;
@@ -19,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::convert::{to_value, type_name};
 use crate::pyser::to_python;
+use crate::typed::{field_family, FieldFamily};
 use crate::{open, options_value, text_bytes, OptionsError};
 
 /// A field family's stream of events, whatever its machine.
@@ -44,47 +44,39 @@ fn options_of<T: DeserializeOwned>(name: &str, options: &Value) -> PyResult<T> {
         .map_err(|e| OptionsError::new_err(format!("invalid {name} options: {e}")))
 }
 
-fn generic<M>(options: &Value) -> PyResult<Box<dyn FieldStream>>
-where
-    M: DialectMachine<Event = field::Event> + Send + Sync + 'static,
-    M::Options: DeserializeOwned,
-{
-    let options: M::Options = options_of(M::NAME, options)?;
-    let machine = M::with_options(&options)
-        .map_err(|e| OptionsError::new_err(format!("invalid {} options: {e}", M::NAME)))?;
-    Ok(Box::new(Stream::new(machine)))
-}
+/// A field family's event stream with the options it holds.
+struct StreamOf<'a>(&'a Value);
 
-fn deepseek_stream(
-    variant: deepseek::Variant,
-    name: &str,
-    options: &Value,
-) -> PyResult<Box<dyn FieldStream>> {
-    let options: deepseek::Options = options_of(name, options)?;
-    Ok(Box::new(Stream::new(deepseek::DeepseekMachine::new(
-        variant, &options,
-    ))))
+impl FieldFamily for StreamOf<'_> {
+    type Out = PyResult<Box<dyn FieldStream>>;
+    fn generic<M>(self) -> Self::Out
+    where
+        M: DialectMachine<Event = field::Event, Folder = field::DocumentFolder>
+            + Send
+            + Sync
+            + 'static,
+        M::Options: DeserializeOwned,
+    {
+        let options: M::Options = options_of(M::NAME, self.0)?;
+        let machine = M::with_options(&options)
+            .map_err(|e| OptionsError::new_err(format!("invalid {} options: {e}", M::NAME)))?;
+        Ok(Box::new(Stream::new(machine)))
+    }
+    fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Self::Out {
+        let options: deepseek::Options = options_of(name, self.0)?;
+        Ok(Box::new(Stream::new(deepseek::DeepseekMachine::new(
+            variant, &options,
+        ))))
+    }
 }
 
 /// The event stream of family `name` (checked to be one) with `options`.
 fn family_stream(name: &str, options: &Value) -> PyResult<Box<dyn FieldStream>> {
-    match name {
-        "hermes" => generic::<hermes::HermesMachine>(options),
-        "qwen3-coder" => generic::<qwen3_coder::Qwen3CoderMachine>(options),
-        "harmony" => generic::<harmony::HarmonyMachine>(options),
-        "mistral" => generic::<mistral::MistralMachine>(options),
-        "deepseek-v3" => deepseek_stream(deepseek::Variant::V3, name, options),
-        "deepseek-v3.1" => deepseek_stream(deepseek::Variant::V31, name, options),
-        "llama3-json" => generic::<llama3_json::Llama3JsonMachine>(options),
-        "pythonic" => generic::<pythonic::PythonicMachine>(options),
-        "reasoning" => generic::<reasoning::ReasoningMachine>(options),
-        "kimi-k2" => generic::<kimi_k2::KimiK2Machine>(options),
-        "minimax-m2" => generic::<minimax_m2::MinimaxM2Machine>(options),
-        "glm" => generic::<glm::GlmMachine>(options),
-        other => Err(PyValueError::new_err(format!(
-            "the {other} family has no delta stream in this build"
-        ))),
-    }
+    field_family(name, StreamOf(options)).unwrap_or_else(|| {
+        Err(PyValueError::new_err(format!(
+            "the {name} family has no delta stream in this build"
+        )))
+    })
 }
 
 /// The tools of a request as the `tools` option: each is idiolect's

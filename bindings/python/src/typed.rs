@@ -678,27 +678,75 @@ impl Runner for ViaJson {
     }
 }
 
+/// What the package makes of a field family's machine: the typed runner of
+/// `parse` ([`runner`]) and the event stream of `ChatDeltas`. [`field_family`] is
+/// the one table of the field families, so a family added there is served by both.
+pub trait FieldFamily {
+    /// What is made.
+    type Out;
+    /// For a family whose machine is its own [`DialectMachine`].
+    fn generic<M>(self) -> Self::Out
+    where
+        M: DialectMachine<Event = field::Event, Folder = field::DocumentFolder>
+            + Send
+            + Sync
+            + 'static,
+        M::Options: DeserializeOwned;
+    /// For a DeepSeek family (one machine, two call syntaxes).
+    fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Self::Out;
+}
+
+/// What `family` makes of field family `name`; `None` if `name` is not one.
+pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
+    Some(match name {
+        "hermes" => family.generic::<hermes::HermesMachine>(),
+        "qwen3-coder" => family.generic::<qwen3_coder::Qwen3CoderMachine>(),
+        "deepseek-v3" => family.deepseek(deepseek::Variant::V3, "deepseek-v3"),
+        "deepseek-v3.1" => family.deepseek(deepseek::Variant::V31, "deepseek-v3.1"),
+        "harmony" => family.generic::<harmony::HarmonyMachine>(),
+        "mistral" => family.generic::<mistral::MistralMachine>(),
+        "llama3-json" => family.generic::<llama3_json::Llama3JsonMachine>(),
+        "pythonic" => family.generic::<pythonic::PythonicMachine>(),
+        "reasoning" => family.generic::<reasoning::ReasoningMachine>(),
+        "kimi-k2" => family.generic::<kimi_k2::KimiK2Machine>(),
+        "minimax-m2" => family.generic::<minimax_m2::MinimaxM2Machine>(),
+        "glm" => family.generic::<glm::GlmMachine>(),
+        _ => return None,
+    })
+}
+
+/// A field family's typed runner.
+struct FieldRunner;
+
+impl FieldFamily for FieldRunner {
+    type Out = Box<dyn Runner>;
+    fn generic<M>(self) -> Box<dyn Runner>
+    where
+        M: DialectMachine<Event = field::Event, Folder = field::DocumentFolder>
+            + Send
+            + Sync
+            + 'static,
+        M::Options: DeserializeOwned,
+    {
+        Box::new(Generic::<M>::NEW)
+    }
+    fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Box<dyn Runner> {
+        Box::new(Deepseek(variant, name))
+    }
+}
+
 /// The runner of `dialect` with `options` (checked already by the session layer):
-/// the typed path where this table knows the dialect's machine, the session path
-/// otherwise.
+/// the typed path where this table (or [`field_family`]) knows the dialect's
+/// machine, the session path otherwise.
 pub fn runner(dialect: &'static Dialect, options: &Value) -> Box<dyn Runner> {
+    if let Some(runner) = field_family(dialect.name, FieldRunner) {
+        return runner;
+    }
     match dialect.name {
         "sections" => Box::new(Generic::<sections::SectionMachine>::NEW),
         "anthropic-xml" => Box::new(Generic::<anthropic_xml::AnthropicXmlMachine>::NEW),
         "kindaxml" => Box::new(Kindaxml),
         "plurnk" => Box::new(Generic::<plurnk::PlurnkMachine>::NEW),
-        "hermes" => Box::new(Generic::<hermes::HermesMachine>::NEW),
-        "qwen3-coder" => Box::new(Generic::<qwen3_coder::Qwen3CoderMachine>::NEW),
-        "harmony" => Box::new(Generic::<harmony::HarmonyMachine>::NEW),
-        "mistral" => Box::new(Generic::<mistral::MistralMachine>::NEW),
-        "deepseek-v3" => Box::new(Deepseek(deepseek::Variant::V3, "deepseek-v3")),
-        "deepseek-v3.1" => Box::new(Deepseek(deepseek::Variant::V31, "deepseek-v3.1")),
-        "llama3-json" => Box::new(Generic::<llama3_json::Llama3JsonMachine>::NEW),
-        "pythonic" => Box::new(Generic::<pythonic::PythonicMachine>::NEW),
-        "reasoning" => Box::new(Generic::<reasoning::ReasoningMachine>::NEW),
-        "kimi-k2" => Box::new(Generic::<kimi_k2::KimiK2Machine>::NEW),
-        "minimax-m2" => Box::new(Generic::<minimax_m2::MinimaxM2Machine>::NEW),
-        "glm" => Box::new(Generic::<glm::GlmMachine>::NEW),
         "transcript" => {
             // Only the mode matters here; the session layer refused bad options.
             let mode = options_of::<transcript::Options>(options)

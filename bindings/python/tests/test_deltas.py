@@ -45,6 +45,11 @@ CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 def test_the_families_are_the_field_dialects():
     assert set(FAMILIES) <= set(idiolect.dialects())
     assert {case.dialect for case in CASES} == set(FAMILIES)
+    # Every family the package calls one (its `--deltas` message lists them) is here.
+    with pytest.raises(ValueError) as raised:
+        idiolect.ChatDeltas("sections")
+    listed = str(raised.value).split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert listed == FAMILIES
 
 
 @pytest.fixture(scope="module")
