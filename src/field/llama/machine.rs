@@ -1071,7 +1071,7 @@ impl LlamaMachine {
             && self.object.as_ref().is_some_and(|o| o.started)
             && !self.arguments_object(true, pending, base, false, out)
         {
-            return self.hold.unwrap_or(self.pos).min(self.pos).max(base) - base;
+            return self.used(base);
         }
         self.advance_all(pending, base, eof, out)
     }
@@ -1128,6 +1128,13 @@ impl LlamaMachine {
             self.pos = base + len;
             return len;
         }
+        self.used(base)
+    }
+
+    /// How much of the chunk at `base` the re-entry layer may drop: everything
+    /// before the held unit, or before the position when nothing is held.
+    #[inline]
+    fn used(&self, base: usize) -> usize {
         self.hold.unwrap_or(self.pos).min(self.pos).max(base) - base
     }
 }
