@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Offsets count UTF-8 bytes of the decoded input. For valid UTF-8 input this is
 /// exactly the input; an invalid sequence counts as the three bytes of the U+FFFD
-/// that replaced it (see the re-entry layer behind [`crate::Stream`]). Serialized as `[start, end]`.
+/// that replaced it. Serialized as `[start, end]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(from = "[usize; 2]", into = "[usize; 2]")]
 pub struct Span {
