@@ -27,6 +27,7 @@ use serde_json::Value;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod arenas;
 mod convert;
 mod deltas;
 mod direct;
@@ -126,6 +127,14 @@ fn dialects() -> Vec<&'static str> {
     idiolect::dialects().iter().map(|d| d.name).collect()
 }
 
+/// The emptied arenas of CPython's object allocator kept for reuse
+/// (src/arenas.rs): how many and their total bytes, or `None` when the module
+/// installed no arena allocator. For the package's tests; not part of its API.
+#[pyfunction]
+fn _kept_arenas() -> Option<(usize, usize)> {
+    arenas::kept()
+}
+
 /// Parses one whole document (`str` or `bytes`) and returns it as a dict.
 #[pyfunction]
 #[pyo3(signature = (dialect, text, options=None, *, spans=false))]
@@ -208,11 +217,14 @@ fn render(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    arenas::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(dialects, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_function(wrap_pyfunction!(_kept_arenas, m)?)?;
+    m.add("KEEP_ARENA_BYTES", arenas::KEEP_BYTES)?;
     m.add_class::<parser::Parser>()?;
     m.add_class::<deltas::ChatDeltas>()?;
     m.add("UnknownDialectError", py.get_type::<UnknownDialectError>())?;
