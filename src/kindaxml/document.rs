@@ -180,6 +180,16 @@ impl DocumentFolder {
         }
     }
 
+    /// Takes the markers folded so far out of the document, in order, and hands
+    /// them to `out`. A marker is final once folded (no later event changes it),
+    /// so all the markers taken, in the order taken, followed by those left in
+    /// [`DocumentFolder::into_document`], are the whole document's `markers`. With
+    /// [`DocumentFolder::take_settled`] a caller converting a long document can so
+    /// convert both its arrays while the parse goes on.
+    pub fn take_markers(&mut self, out: impl FnMut(Marker)) {
+        self.document.markers.drain(..).for_each(out);
+    }
+
     fn append_text(&mut self, text: &str) {
         let segments = &mut self.document.segments;
         match segments.last_mut() {

@@ -215,14 +215,15 @@ fn unmatched_quote_cannot_swallow_more_than_a_line() {
 }
 
 /// The document of `input` fed in pieces of `size` bytes with
-/// [`DocumentFolder::take_settled`] after each piece (and, with `release`,
-/// [`Fold::release_settled`] before it): the segments taken, then the document
-/// left.
+/// [`DocumentFolder::take_settled`] and [`DocumentFolder::take_markers`] after
+/// each piece (and, with `release`, [`Fold::release_settled`] before them): the
+/// segments and markers taken, then the document left.
 fn taken_document(options: &Options, input: &[u8], size: usize, release: bool) -> Document {
     use crate::fold::Fold as _;
     let mut stream = crate::Stream::new(KindaxmlMachine::new(options).expect("valid options"));
     let mut folder = DocumentFolder::new();
     let mut taken = Vec::new();
+    let mut markers = Vec::new();
     for piece in input.chunks(size.max(1)) {
         for event in stream.feed(piece) {
             folder.push(&event);
@@ -231,6 +232,7 @@ fn taken_document(options: &Options, input: &[u8], size: usize, release: bool) -
             folder.release_settled();
         }
         folder.take_settled(|segment| taken.push(segment));
+        folder.take_markers(|marker| markers.push(marker));
     }
     for event in stream.finish() {
         folder.push(&event);
@@ -239,16 +241,19 @@ fn taken_document(options: &Options, input: &[u8], size: usize, release: bool) -
     let mut document = folder.into_document();
     taken.append(&mut document.segments);
     document.segments = taken;
+    markers.append(&mut document.markers);
+    document.markers = markers;
     document
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// Taking the settled segments while folding changes nothing: they, then the
-    /// segments left, are the segments of the plain fold, under every option set.
+    /// Taking the settled segments and the markers while folding changes
+    /// nothing: they, then the segments and markers left, are those of the plain
+    /// fold, under every option set.
     #[test]
-    fn taking_settled_segments_keeps_the_document(
+    fn taking_settled_segments_and_markers_keeps_the_document(
         parts in prop::collection::vec(kx_piece(), 0..24),
         size in 1usize..12,
         release in any::<bool>(),

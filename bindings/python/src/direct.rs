@@ -158,7 +158,8 @@ pub fn segment<'py>(
     Ok(dict.into_any())
 }
 
-fn marker<'py>(shared: &mut Shared<'py>, marker: &Marker) -> PyResult<Bound<'py, PyAny>> {
+/// A marker's dict (`{"pos", "annotation"}`).
+pub fn marker<'py>(shared: &mut Shared<'py>, marker: &Marker) -> PyResult<Bound<'py, PyAny>> {
     let dict = PyDict::new(shared.py());
     let pos = PyInt::new(shared.py(), marker.pos).into_any();
     set(&dict, shared.field("pos"), &pos)?;

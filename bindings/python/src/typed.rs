@@ -41,7 +41,7 @@ use serde_json::Value;
 
 use crate::convert::from_json;
 use crate::direct;
-use crate::pyser::{GcPause, Latin1, Shared};
+use crate::pyser::{GcPause, Shared};
 use crate::OptionsError;
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
@@ -101,6 +101,9 @@ pub trait Build: Sync {
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
         folder.write_settled(out);
     }
+    /// The key of a second array whose elements [`Build::write_settled`] hands
+    /// out as they become final ([`Batch`]'s second list; kindaxml's markers).
+    const SECOND_SETTLED_KEY: Option<&'static str> = None;
     /// What a thread without the GIL can make ready for the conversion of a
     /// document ([`direct::Prepared`]; `()` for serde's walk).
     type Prepared: Send + 'static;
@@ -208,11 +211,10 @@ impl Build for Kindaxml {
         Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)
     }
     const SETTLED_KEY: Option<&'static str> = Some("segments");
+    const SECOND_SETTLED_KEY: Option<&'static str> = Some("markers");
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
-        folder.take_settled(|segment| {
-            let text = Latin1::of(&segment.text);
-            out.0.push(Box::new(SettledSegment(segment, text)))
-        });
+        folder.take_settled(|segment| out.first.push(Box::new(SettledSegment(segment))));
+        folder.take_markers(|marker| out.second.push(Box::new(SettledMarker(marker))));
     }
     type Prepared = direct::Prepared;
     fn prepare(document: &kindaxml::Document) -> Option<direct::Prepared> {
@@ -227,14 +229,30 @@ impl Build for Kindaxml {
     }
 }
 
-/// A settled kindaxml segment and its text as Latin-1 if the parsing thread
-/// made it ([`Latin1::of`]), converted by [`direct::segment`].
-struct SettledSegment(kindaxml::Segment, Option<Latin1>);
+/// A settled kindaxml segment, converted by [`direct::segment`] on the calling
+/// thread, its text too. (Rewriting the texts as Latin-1 on the parsing thread
+/// ahead, as the tail's [`direct::Prepared`] does, made the parsing thread the
+/// longer half once CPython's arenas were kept for reuse (src/arenas.rs): per 4 MB
+/// parse it took the parsing thread 14.3 M instructions and saves the calling
+/// thread 7.5 M, callgrind.)
+struct SettledSegment(kindaxml::Segment);
 
 impl Element for SettledSegment {
     /// (The caller pauses the collector for the batch, see [`receive_pieces`].)
     fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
-        direct::segment(shared, &self.0, self.1.as_ref())
+        direct::segment(shared, &self.0, None)
+    }
+}
+
+/// A kindaxml marker, final once folded
+/// ([`kindaxml::DocumentFolder::take_markers`]): converted while the parse goes
+/// on, so the markers are not all left to the tail, after the parse.
+struct SettledMarker(kindaxml::Marker);
+
+impl Element for SettledMarker {
+    /// (The caller pauses the collector for the batch, see [`receive_pieces`].)
+    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
+        direct::marker(shared, &self.0)
     }
 }
 
@@ -325,13 +343,23 @@ impl<T: Serialize + Send> Element for T {
     }
 }
 
-/// The elements one piece settled, in document order.
+/// The elements one piece settled, in document order: of the array under
+/// [`Build::SETTLED_KEY`], and of the one under [`Build::SECOND_SETTLED_KEY`].
 #[derive(Default)]
-pub struct Batch(Vec<Box<dyn Element>>);
+pub struct Batch {
+    first: Vec<Box<dyn Element>>,
+    second: Vec<Box<dyn Element>>,
+}
+
+impl Batch {
+    fn is_empty(&self) -> bool {
+        self.first.is_empty() && self.second.is_empty()
+    }
+}
 
 impl Settle for Batch {
     fn element<T: Serialize + Send + 'static>(&mut self, value: T) {
-        self.0.push(Box::new(value));
+        self.first.push(Box::new(value));
     }
 }
 
@@ -372,7 +400,7 @@ fn parse_pieces<B: Build>(
         let mut batch = Batch::default();
         B::write_settled(&mut folder, &mut batch);
         // A closed channel means the caller stopped (an exception): stop too.
-        if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
+        if !batch.is_empty() && out.send(Piece::Settled(batch)).is_err() {
             return;
         }
         drop_waiting(garbage);
@@ -382,7 +410,7 @@ fn parse_pieces<B: Build>(
     }
     let mut batch = Batch::default();
     B::write_settled(&mut folder, &mut batch);
-    if !batch.0.is_empty() && out.send(Piece::Settled(batch)).is_err() {
+    if !batch.is_empty() && out.send(Piece::Settled(batch)).is_err() {
         return;
     }
     let document = folder.into_document();
@@ -410,8 +438,9 @@ fn next_message<T: Send>(
 
 /// The calling thread's side of an overlapped parse: converts settled elements as
 /// they come, then the rest of the document, and puts the elements in front of
-/// the rest of the array under `key`. Returning drops the receiver, which stops
-/// the parsing thread.
+/// the rest of the array under `key` (and those of [`Batch`]'s second list in
+/// front of the array under [`Build::SECOND_SETTLED_KEY`]). Returning drops the
+/// receiver, which stops the parsing thread.
 fn receive_pieces<'py, B: Build>(
     py: Python<'py>,
     name: &str,
@@ -424,6 +453,7 @@ where
 {
     let mut shared = Shared::new(py);
     let settled = PyList::empty(py);
+    let second = PyList::empty(py);
     loop {
         let (back, message) = next_message(py, receiver);
         receiver = back;
@@ -433,8 +463,11 @@ where
                     // Paused for the batch, not around each element; never while
                     // this thread waits without the GIL (other threads run then).
                     let _paused = GcPause::new(py);
-                    for element in &batch.0 {
+                    for element in &batch.first {
                         settled.append(element.to_python(&mut shared)?)?;
+                    }
+                    for element in &batch.second {
+                        second.append(element.to_python(&mut shared)?)?;
                     }
                 }
                 // The parsing thread frees the typed values (or nobody does
@@ -447,25 +480,38 @@ where
                 let document = B::to_python(&mut shared, &rest, prepared.as_ref())?;
                 let _ = garbage.send(Box::new(prepared));
                 let _ = garbage.send(Box::new(rest));
-                if settled.is_empty() {
-                    return Ok(document);
+                put_in_front(&document, key, settled)?;
+                if let Some(key) = B::SECOND_SETTLED_KEY {
+                    put_in_front(&document, key, second)?;
                 }
-                // The iterator below is a container (see `GcPause`).
-                let _paused = GcPause::new(py);
-                let dict = document.cast::<PyDict>()?;
-                let array = dict.get_item(key)?.ok_or_else(|| {
-                    PyRuntimeError::new_err(format!("the document has no {key:?} array"))
-                })?;
-                for element in array.try_iter()? {
-                    settled.append(element?)?;
-                }
-                dict.set_item(key, settled)?;
                 return Ok(document);
             }
             Some(Piece::Failed(e)) => return Err(options_error(name, e)),
             None => return Err(PyRuntimeError::new_err("the parsing thread stopped")),
         }
     }
+}
+
+/// Puts the elements `settled` in front of the array under `key` in
+/// `document`, a dict.
+fn put_in_front(
+    document: &Bound<'_, PyAny>,
+    key: &str,
+    settled: Bound<'_, PyList>,
+) -> PyResult<()> {
+    if settled.is_empty() {
+        return Ok(());
+    }
+    // The iterator below is a container (see `GcPause`).
+    let _paused = GcPause::new(document.py());
+    let dict = document.cast::<PyDict>()?;
+    let array = dict
+        .get_item(key)?
+        .ok_or_else(|| PyRuntimeError::new_err(format!("the document has no {key:?} array")))?;
+    for element in array.try_iter()? {
+        settled.append(element?)?;
+    }
+    dict.set_item(key, settled)
 }
 
 /// Parses `text` on a thread of its own while this one converts what settles.
