@@ -59,11 +59,20 @@ impl Emitter {
         span
     }
 
-    /// Covers the bytes up to `end` as markup (nothing when they are covered).
+    /// Covers the bytes up to `end` as markup (nothing when they are covered). Markup
+    /// right after markup of the same feed (the last event of `out`) extends that
+    /// event instead of adding one: the spans still tile the input (FD-4), and a
+    /// call's header, written as several units, is one event, not six.
     #[inline]
     pub fn markup(&mut self, end: usize, out: &mut Vec<Event>) {
         if end > self.covered {
             let span = self.span_to(end);
+            if let Some(Event::Markup { span: last }) = out.last_mut() {
+                if last.end == span.start {
+                    last.end = span.end;
+                    return;
+                }
+            }
             out.push(Event::Markup { span });
         }
     }

@@ -19,8 +19,8 @@
 //! that skips the backtrack entry (a part that can match nothing, such as `ws*`,
 //! adds the bytes it can start with to the part after it); and, last, common shapes
 //! (one or more bytes of a set, captured or not; a head test and the choice it
-//! guards) are fused into one instruction that keeps the original ones after it
-//! for when the input runs out inside.
+//! guards; a byte and the span after it) are fused into one instruction that keeps
+//! the original ones after it for when the input runs out inside.
 
 use std::collections::HashMap;
 
@@ -374,6 +374,9 @@ fn fuse(code: &mut [Inst], entries: &[Addr]) {
             }
             [Inst::TestSet { set, miss }, Inst::Choice(alt), ..] if miss == alt && !inside(1) => {
                 code[k] = Inst::TestChoice { set, alt };
+            }
+            [Inst::Byte(byte), Inst::Span(set), ..] if !inside(1) => {
+                code[k] = Inst::ByteSpan { byte, set };
             }
             _ => {}
         }

@@ -46,6 +46,11 @@ pub(crate) enum Inst {
     /// inside the span, the capture is left open and the run stops in that `Span`,
     /// whose `Close` ends it later.
     CaptureSpanPlus { rule: RuleId, set: u32 },
+    /// The fused form of `Byte(byte)` and the `Span(set)` that stays right after it
+    /// (a delimiter and the run after it: a string's opening quote and its plain
+    /// characters, `,` and whitespace). When the input runs out inside the span, the
+    /// run stops in that `Span`.
+    ByteSpan { byte: u8, set: u32 },
     /// Zero or more bytes other than the `n` (1 to 3) bytes in `stops`: a span over
     /// a set with a small complement, found with memchr.
     SpanUntil { stops: [u8; 3], n: u8 },

@@ -266,6 +266,26 @@ impl<'p> ParsingMachine<'p> {
                                 }
                                 ip += 1;
                             }
+                            Inst::ByteSpan { byte, set: s } => match input.get(pos) {
+                                Some(&c) if c == byte => {
+                                    pos += 1;
+                                    let set = &sets[s as usize];
+                                    while pos < len && set.contains(input[pos]) {
+                                        pos += 1;
+                                    }
+                                    if pos == len {
+                                        if !eof {
+                                            // Stop in the `Span` after this instruction.
+                                            ip += 1;
+                                            break 'more;
+                                        }
+                                        self.furthest = self.furthest.max(pos);
+                                    }
+                                    ip += 2;
+                                }
+                                Some(_) => break 'fail,
+                                None => break 'more,
+                            },
                             Inst::SpanPlus(s) => {
                                 let set = &sets[s as usize];
                                 match input.get(pos) {
