@@ -144,12 +144,7 @@ impl ParameterValues {
         out: &mut Vec<Event>,
     ) {
         // A plain string streams (FD-5): no schema for it, or `string` its only type.
-        let typed = self.schema.param_at(self.tool, key).filter(|&at| {
-            self.schema
-                .types(self.tool, at)
-                .iter()
-                .any(|t| t != "string")
-        });
+        let typed = self.schema.typed_at(self.tool, key);
         self.prefix.clear();
         self.prefix.push(if self.params == 0 { '{' } else { ',' });
         push_json_string(&mut self.prefix, key);
