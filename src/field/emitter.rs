@@ -179,6 +179,23 @@ impl Emitter {
         });
     }
 
+    /// Ends the open call complete, its arguments being compact JSON text the
+    /// family wrote so that the input check gives it back unchanged
+    /// ([`Input::built`]); the markup that ends it reaches `end`.
+    pub(crate) fn call_end_built(&mut self, end: usize, out: &mut Vec<Event>) {
+        let Some(index) = self.call.take() else {
+            return;
+        };
+        let input = Input::built(&self.arguments);
+        let span = self.span_to(end);
+        out.push(Event::ToolCallEnd {
+            index,
+            complete: true,
+            input,
+            span,
+        });
+    }
+
     /// Ends the open call; the markup that ends it reaches `end`. The call is
     /// complete when `complete` says so and its arguments parse as JSON.
     pub fn call_end(&mut self, complete: bool, end: usize, out: &mut Vec<Event>) {

@@ -108,8 +108,75 @@ impl Event {
     }
 }
 
+impl Event {
+    /// Whether the event owns no heap memory (no text, or texts held inline), so
+    /// that forgetting it loses nothing.
+    #[inline(always)]
+    fn owns_nothing(&self) -> bool {
+        match self {
+            Event::Markup { .. } | Event::ReasoningStart { .. } | Event::ReasoningEnd { .. } => {
+                true
+            }
+            Event::Text { text, .. }
+            | Event::ReasoningDelta { text, .. }
+            | Event::ArgumentsDelta { text, .. } => !text.is_heap_allocated(),
+            Event::ToolCallStart { .. } | Event::ToolCallEnd { .. } => false,
+        }
+    }
+
+    /// Empties `events`: when none of them owns heap memory (most chunks' events
+    /// at a streamed token's size) without dropping them one by one, else as
+    /// `Vec::clear`. For [`Machine::release`](crate::reentry::Machine::release).
+    #[inline]
+    pub(crate) fn release(events: &mut Vec<Event>) {
+        if events.iter().all(Event::owns_nothing) {
+            // SAFETY: length 0 leaves no element to be read; the elements are
+            // not dropped, and none of them owns anything to free.
+            unsafe { events.set_len(0) }
+        } else {
+            events.clear();
+        }
+    }
+}
+
 impl crate::fold::Spanned for Event {
     fn span(&self) -> Span {
         Event::span(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Event;
+    use crate::field::{CompactString, Input};
+    use crate::span::Span;
+
+    /// Only events whose texts are all inline count as owning nothing; `release`
+    /// empties a list either way.
+    #[test]
+    fn release_skips_drops_only_when_nothing_is_owned() {
+        let span = Span::new(0, 1);
+        let text = |s: &str| Event::Text {
+            text: CompactString::from(s),
+            span,
+        };
+        let long = "x".repeat(100);
+        assert!(text("short").owns_nothing());
+        assert!(Event::Markup { span }.owns_nothing());
+        assert!(!text(&long).owns_nothing());
+        let end = Event::ToolCallEnd {
+            index: 0,
+            complete: true,
+            input: Input::NULL,
+            span,
+        };
+        assert!(!end.owns_nothing());
+        for mut events in [
+            vec![text("a"), Event::Markup { span }],
+            vec![text("a"), text(&long), end],
+        ] {
+            Event::release(&mut events);
+            assert!(events.is_empty());
+        }
     }
 }

@@ -72,7 +72,22 @@ pub(crate) struct ParameterValues {
     /// How many parameters the call has had.
     params: usize,
     param: Option<Param>,
+    /// Whether the call's arguments so far are text the input check gives back
+    /// unchanged ([`Input::built`](crate::field::Input)): distinct keys that need
+    /// no escaping, values that are strings, `true`, `false`, `null` or plain
+    /// integers of at most 18 characters.
+    built: bool,
+    /// How many bytes of arguments text the call has had from here (with `built`,
+    /// whether it is all the emitter holds).
+    written: usize,
+    /// A bit per key of the call, picked by a hash of it: a key whose bit is set
+    /// may have been written before.
+    seen: u64,
 }
+
+/// From this many keys on, the input check leaves an object's keys to serde_json
+/// (`MAX_KEYS_COMPARED` of src/field/input.rs): a call with more is checked.
+const KEYS_COMPARED: usize = 32;
 
 impl ParameterValues {
     /// Parameters typed by `tools`' schemas; `strip_newlines` as the family writes.
@@ -86,6 +101,9 @@ impl ParameterValues {
             raw: String::new(),
             params: 0,
             param: None,
+            built: false,
+            written: 0,
+            seen: 0,
         }
     }
 
@@ -93,6 +111,27 @@ impl ParameterValues {
     pub(crate) fn call_open(&mut self, name: &str) {
         self.tool = self.schema.tool(name);
         self.params = 0;
+        self.built = true;
+        self.written = 0;
+        self.seen = 0;
+    }
+
+    /// Notes the call's next key, `key`, written as `json` (quoted and escaped):
+    /// a key that may have been written before (its bit in `seen` is set), one
+    /// that needs escaping or one too many leaves the call's arguments to the
+    /// input check. A key that shares a bit with an earlier one is checked too,
+    /// which costs only the check.
+    fn note_key(&mut self, key: &str, json: usize) {
+        let b = key.as_bytes();
+        let h = (b.len() as u32)
+            .wrapping_mul(0x9E37_79B1)
+            .wrapping_add(u32::from(b.first().copied().unwrap_or(0)) << 8)
+            .wrapping_add(u32::from(b.last().copied().unwrap_or(0)))
+            .wrapping_mul(0x85EB_CA6B);
+        let bit = 1u64 << (h >> 26);
+        let fresh = self.seen & bit == 0 && self.params < KEYS_COMPARED && json == b.len() + 2;
+        self.built &= fresh;
+        self.seen |= bit;
     }
 
     /// A parameter opener with `key` over `start..end`: its value follows.
@@ -105,25 +144,21 @@ impl ParameterValues {
         out: &mut Vec<Event>,
     ) {
         // A plain string streams (FD-5): no schema for it, or `string` its only type.
-        let typed = self.schema.param_at(self.tool, key).filter(|&at| {
-            self.schema
-                .types(self.tool, at)
-                .iter()
-                .any(|t| t != "string")
-        });
-        let prefix = &mut self.prefix;
-        prefix.clear();
-        prefix.push(if self.params == 0 { '{' } else { ',' });
-        push_json_string(prefix, key);
-        prefix.push(':');
+        let typed = self.schema.typed_at(self.tool, key);
+        self.prefix.clear();
+        self.prefix.push(if self.params == 0 { '{' } else { ',' });
+        push_json_string(&mut self.prefix, key);
+        self.note_key(key, self.prefix.len() - 1);
+        self.prefix.push(':');
         self.params += 1;
         emitter.markup(start, out);
         if typed.is_some() {
             emitter.markup(end, out);
             self.raw.clear();
         } else {
-            prefix.push('"');
-            emitter.arguments_delta(prefix, end, out);
+            self.prefix.push('"');
+            self.written += self.prefix.len();
+            emitter.arguments_delta(&self.prefix, end, out);
         }
         self.param = Some(Param {
             typed,
@@ -180,6 +215,7 @@ impl ParameterValues {
             emitter.markup(start + text.len(), out);
         } else if !held && !needs_escape(text) {
             // A piece that needs no escaping is its own fragment.
+            self.written += text.len();
             emitter.arguments_delta(text, start + text.len(), out);
         } else {
             self.fragment.clear();
@@ -187,6 +223,7 @@ impl ParameterValues {
                 self.fragment.push_str("\\n");
             }
             push_escaped(&mut self.fragment, text);
+            self.written += self.fragment.len();
             emitter.arguments_delta(&self.fragment, start + text.len(), out);
         }
     }
@@ -260,7 +297,17 @@ impl ParameterValues {
         match param.typed {
             Some(types) => {
                 let types = self.schema.types(self.tool, types);
+                let from = text.len();
                 push_typed_json(text, &self.raw, types.iter().map(String::as_str));
+                let value = &text.as_bytes()[from..];
+                let plain = match value.first() {
+                    Some(b'{' | b'[') => false,
+                    Some(b'-' | b'0'..=b'9') => {
+                        value.len() <= 18 && !value.iter().any(|b| matches!(b, b'.' | b'e' | b'E'))
+                    }
+                    _ => true,
+                };
+                self.built &= plain;
             }
             None => {
                 text.clear();
@@ -268,6 +315,7 @@ impl ParameterValues {
             }
         }
         emitter.markup(at, out);
+        self.written += text.len();
         emitter.arguments_delta(text, at, out);
     }
 
@@ -335,10 +383,75 @@ impl ParameterValues {
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) {
+        let built = std::mem::take(&mut self.built);
         if complete {
             let close = if self.params == 0 { "{}" } else { "}" };
+            self.written += close.len();
             emitter.arguments_delta(close, emitter.covered(), out);
+            // The text is all this wrote (nothing else wrote to the call).
+            if built && emitter.arguments().map(str::len) == Some(self.written) {
+                emitter.call_end_built(end, out);
+                return;
+            }
         }
         emitter.call_end(complete, end, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::field::{glm, Event, Input};
+    use serde_json::json;
+
+    /// The input a call ends with is what the check makes of its arguments, for
+    /// arguments handed over as built (strings, booleans, short integers) and for
+    /// every case that leaves them to the check: a key written twice, a key that
+    /// needs escaping, an integer of 19 digits or of 400, a fraction, an object.
+    #[test]
+    fn a_calls_input_is_what_the_check_makes_of_its_arguments() {
+        let tool = json!({"name": "f", "parameters": {"type": "object", "properties": {
+            "n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
+            "o": {"type": "object"}, "s": {"type": "string"}
+        }}});
+        let options = glm::Options {
+            tools: vec![serde_json::from_value(tool).unwrap()],
+            ..glm::Options::default()
+        };
+        let big = "9".repeat(400);
+        let pair = |k: &str, v: &str| format!("<arg_key>{k}</arg_key><arg_value>{v}</arg_value>");
+        let cases = [
+            (
+                pair("s", "a \"q\" \\ \n") + &pair("n", "-12") + &pair("b", "True"),
+                true,
+            ),
+            (pair("n", "123456789012345678"), true),
+            (String::new(), true),
+            (pair("s", "a") + &pair("s", "b"), false),
+            (pair("k\"ey", "1"), false),
+            (pair("n", "1234567890123456789"), false),
+            (pair("n", &big), false),
+            (pair("x", "2.5e3"), false),
+            (pair("o", "{'a': 1, 'a': 2}"), false),
+        ];
+        for (body, built) in cases {
+            let text = format!("<tool_call>f{body}</tool_call>");
+            let (_, events) = glm::parse_events(&text, &options);
+            let mut arguments = String::new();
+            let mut input = None;
+            for event in &events {
+                match event {
+                    Event::ArgumentsDelta { text, .. } => arguments.push_str(text),
+                    Event::ToolCallEnd { input: i, .. } => input = Some(i.clone()),
+                    _ => {}
+                }
+            }
+            let input = input.expect("the call ends");
+            let checked = Input::parse(&arguments).unwrap_or(Input::NULL);
+            assert_eq!(input.as_json(), checked.as_json(), "{text}");
+            // Built text is the arguments as written.
+            if built {
+                assert_eq!(input.as_json(), arguments, "{text}");
+            }
+        }
     }
 }

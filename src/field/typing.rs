@@ -74,8 +74,9 @@ pub struct SchemaTypes {
     tools: Vec<(String, ParamTypes)>,
 }
 
-/// A tool's parameters with declared types, sorted by key: (key, types).
-type ParamTypes = Vec<(String, Vec<String>)>;
+/// A tool's parameters with declared types, sorted by key: (key, types, whether
+/// a type other than `string` is among them, as written).
+type ParamTypes = Vec<(String, Vec<String>, bool)>;
 
 impl SchemaTypes {
     /// The declared types of the tools' parameters.
@@ -94,7 +95,12 @@ impl SchemaTypes {
             {
                 for key in properties.keys() {
                     if let Some(types) = declared_types(Some(tool), key) {
-                        params.push((key.clone(), types.iter().map(|t| t.to_string()).collect()));
+                        let other = types.iter().any(|t| *t != "string");
+                        params.push((
+                            key.clone(),
+                            types.iter().map(|t| t.to_string()).collect(),
+                            other,
+                        ));
                     }
                 }
             }
@@ -121,7 +127,17 @@ impl SchemaTypes {
     /// ([`Self::types`] gives them).
     pub fn param_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
         let (_, params) = self.tools.get(tool?)?;
-        params.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()
+        params.binary_search_by(|(k, ..)| k.as_str().cmp(key)).ok()
+    }
+
+    /// Where parameter `key` of the tool at `tool` is ([`Self::param_at`]) when
+    /// a type other than `string`, as written, is among its declared types.
+    pub fn typed_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
+        let (_, params) = self.tools.get(tool?)?;
+        let at = params
+            .binary_search_by(|(k, ..)| k.as_str().cmp(key))
+            .ok()?;
+        params[at].2.then_some(at)
     }
 
     /// The declared types of the parameter at `at` of the tool at `tool` (as
@@ -129,7 +145,7 @@ impl SchemaTypes {
     pub fn types(&self, tool: Option<usize>, at: usize) -> &[String] {
         tool.and_then(|t| self.tools.get(t))
             .and_then(|(_, params)| params.get(at))
-            .map_or(&[], |(_, types)| types)
+            .map_or(&[], |(_, types, _)| types)
     }
 }
 
@@ -149,30 +165,37 @@ pub fn push_escaped(out: &mut String, text: &str) {
     let bytes = text.as_bytes();
     let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0C => "\\f",
-            0x00..=0x1F => "",
+        // The character after the backslash (`u` for `\u00xx`).
+        let escape = match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'\n' => 'n',
+            b'\r' => 'r',
+            b'\t' => 't',
+            0x08 => 'b',
+            0x0C => 'f',
+            0x00..=0x1F => 'u',
             _ => continue,
         };
         // Every byte escaped is ASCII, so `from..i` lies on character boundaries.
-        out.push_str(&text[from..i]);
-        if escape.is_empty() {
+        if from < i {
+            out.push_str(&text[from..i]);
+        }
+        // The escape's ASCII characters one by one (no copy call for two bytes).
+        out.push('\\');
+        out.push(escape);
+        if escape == 'u' {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 0xF) as usize] as char);
-        } else {
-            out.push_str(escape);
+            out.push('0');
+            out.push('0');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xF)]));
         }
         from = i + 1;
     }
-    out.push_str(&text[from..]);
+    if from < bytes.len() {
+        out.push_str(&text[from..]);
+    }
 }
 
 /// Appends `text` as a JSON string (quoted and escaped as serde_json writes it).
@@ -332,7 +355,7 @@ mod tests {
     fn the_schema_table_gives_what_declared_types_gives() {
         let tools: Vec<Tool> = serde_json::from_value(serde_json::json!([
             {"name": "f", "parameters": {"properties": {
-                "a": {"type": "integer"}, "b": {"type": ["string", "null"]},
+                "a": {"type": "integer"}, "b": {"type": ["string", "null"]}, "s": {"type": "string"},
                 "c": {"anyOf": [{"type": "number"}, {"type": "boolean"}]}, "d": {}
             }}},
             {"name": "f", "parameters": {"properties": {"a": {"type": "string"}}}},
@@ -345,6 +368,7 @@ mod tests {
             ("f", "b"),
             ("f", "c"),
             ("f", "d"),
+            ("f", "s"),
             ("f", "x"),
             ("g", "a"),
             ("h", "a"),
@@ -355,6 +379,13 @@ mod tests {
             assert_eq!(
                 got.map(|t| t.iter().map(String::as_str).collect::<Vec<_>>()),
                 expected,
+                "{name}.{key}"
+            );
+            // Typed at its close when a type other than `string` is declared.
+            let other = expected.is_some_and(|t| t.iter().any(|t| *t != "string"));
+            assert_eq!(
+                table.typed_at(table.tool(name), key),
+                table.param_at(table.tool(name), key).filter(|_| other),
                 "{name}.{key}"
             );
         }

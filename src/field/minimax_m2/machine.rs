@@ -65,4 +65,9 @@ impl Machine for MinimaxM2Machine {
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }
+
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
 }

@@ -77,4 +77,9 @@ impl Machine for Qwen3CoderMachine {
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }
+
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
 }
