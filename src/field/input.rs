@@ -302,7 +302,7 @@ const MAX_DEPTH: usize = 127;
 
 /// Up to this many keys an object's keys are compared one by one; a larger
 /// object goes to serde_json.
-const MAX_KEYS_COMPARED: usize = 32;
+pub(crate) const MAX_KEYS_COMPARED: usize = 32;
 
 /// The working memory of [`Input::parse_with`], kept between calls.
 #[derive(Clone, Debug, Default)]

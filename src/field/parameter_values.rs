@@ -5,6 +5,7 @@
 //! stripped where the family writes them (QC-6, CF-9). The machines decide where a
 //! value starts and ends; this writes the arguments' JSON text for them.
 
+use crate::field::input::MAX_KEYS_COMPARED;
 use crate::field::typing::{
     needs_escape, push_escaped, push_json_string, push_typed_json, SchemaTypes,
 };
@@ -85,10 +86,6 @@ pub(crate) struct ParameterValues {
     seen: u64,
 }
 
-/// From this many keys on, the input check leaves an object's keys to serde_json
-/// (`MAX_KEYS_COMPARED` of src/field/input.rs): a call with more is checked.
-const KEYS_COMPARED: usize = 32;
-
 impl ParameterValues {
     /// Parameters typed by `tools`' schemas; `strip_newlines` as the family writes.
     pub(crate) fn new(tools: &[Tool], strip_newlines: bool) -> Self {
@@ -129,7 +126,7 @@ impl ParameterValues {
             .wrapping_add(u32::from(b.last().copied().unwrap_or(0)))
             .wrapping_mul(0x85EB_CA6B);
         let bit = 1u64 << (h >> 26);
-        let fresh = self.seen & bit == 0 && self.params < KEYS_COMPARED && json == b.len() + 2;
+        let fresh = self.seen & bit == 0 && self.params < MAX_KEYS_COMPARED && json == b.len() + 2;
         self.built &= fresh;
         self.seen |= bit;
     }

@@ -133,11 +133,8 @@ impl SchemaTypes {
     /// Where parameter `key` of the tool at `tool` is ([`Self::param_at`]) when
     /// a type other than `string`, as written, is among its declared types.
     pub fn typed_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
-        let (_, params) = self.tools.get(tool?)?;
-        let at = params
-            .binary_search_by(|(k, ..)| k.as_str().cmp(key))
-            .ok()?;
-        params[at].2.then_some(at)
+        let at = self.param_at(tool, key)?;
+        self.tools[tool?].1[at].2.then_some(at)
     }
 
     /// The declared types of the parameter at `at` of the tool at `tool` (as
