@@ -33,6 +33,7 @@ mod deltas;
 mod direct;
 mod parser;
 mod pyser;
+mod tape;
 mod typed;
 
 use convert::{to_value, type_name};
@@ -145,12 +146,39 @@ fn parse<'py>(
     options: Option<&Bound<'py, PyAny>>,
     spans: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (runner, options, bytes) = one_document(dialect, text, options, spans)?;
+    runner.parse(py, &options, spans, bytes)
+}
+
+/// The runner, the options and the bytes of a call on one document.
+fn one_document<'a>(
+    dialect: &str,
+    text: &'a Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyAny>>,
+    spans: bool,
+) -> PyResult<(Box<dyn typed::Runner>, Value, &'a [u8])> {
     let found = find(dialect)?;
     let options = options_value(options)?;
     let bytes = text_bytes(text, "text")?;
     // Refuse bad options with the CLI's message (and their own exception).
     drop(open(found, &options, spans)?);
-    typed::runner(found, &options).parse(py, &options, spans, bytes)
+    Ok((typed::runner(found, &options), options, bytes))
+}
+
+/// Parses one whole document as `parse_many`'s helpers hand documents over
+/// (recorded on a tape, then replayed into Python objects): for the tests of
+/// that path, whose documents must be `parse`'s.
+#[pyfunction]
+#[pyo3(signature = (dialect, text, options=None, *, spans=false))]
+fn _parse_via_tape<'py>(
+    py: Python<'py>,
+    dialect: &str,
+    text: &Bound<'py, PyAny>,
+    options: Option<&Bound<'py, PyAny>>,
+    spans: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (runner, options, bytes) = one_document(dialect, text, options, spans)?;
+    runner.parse_via_tape(py, &options, spans, bytes)
 }
 
 /// Parses many documents with the GIL released; returns the documents in the
@@ -224,6 +252,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(_kept_arenas, m)?)?;
+    m.add_function(wrap_pyfunction!(_parse_via_tape, m)?)?;
     m.add("KEEP_ARENA_BYTES", arenas::KEEP_BYTES)?;
     m.add_class::<parser::Parser>()?;
     m.add_class::<deltas::ChatDeltas>()?;

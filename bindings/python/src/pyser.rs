@@ -27,8 +27,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde::ser::{self, Serialize};
 
+use crate::tape::{Item, Reader, Tape};
+
 /// Strings up to this many bytes are shared within one conversion.
-const SHARED_STRING_MAX: usize = 24;
+pub(crate) const SHARED_STRING_MAX: usize = 24;
 /// Slots of the short-string cache of a document's conversion: direct-mapped, a
 /// string that lands on a taken slot takes it over, so memory stays bounded on
 /// inputs whose short strings are all different.
@@ -93,6 +95,15 @@ impl Hasher for WordHash {
     fn write_usize(&mut self, n: usize) {
         self.mix(n as u64);
     }
+}
+
+/// The hash the short-string cache finds `bytes` by (at most
+/// [`SHARED_STRING_MAX`] of them).
+#[inline]
+pub(crate) fn short_string_hash(bytes: &[u8]) -> u64 {
+    let mut hash = WordHash::default();
+    hash.write(bytes);
+    hash.finish()
 }
 
 /// A short string kept for sharing: its bytes, inline, and its object.
@@ -272,13 +283,17 @@ impl<'py> Shared<'py> {
         if s.len() > SHARED_STRING_MAX {
             return new_string(self.py, s, &mut self.latin1);
         }
+        self.string_hashed(s, short_string_hash(s.as_bytes()))
+    }
+
+    /// [`Shared::string`] of a short `s` whose [`short_string_hash`] is `hash`.
+    #[inline]
+    pub(crate) fn string_hashed(&mut self, s: &str, hash: u64) -> Bound<'py, PyString> {
         let bytes = s.as_bytes();
-        let mut hash = WordHash::default();
-        hash.write(bytes);
         if self.strings.is_empty() {
             self.strings.resize_with(self.string_slots, || None);
         }
-        let slot = (hash.finish() >> 40) as usize % self.strings.len();
+        let slot = (hash >> 40) as usize % self.strings.len();
         if let Some(kept) = &self.strings[slot] {
             if usize::from(kept.len) == bytes.len() && kept.bytes[..bytes.len()] == *bytes {
                 return kept.string.clone();
@@ -310,6 +325,138 @@ impl<'py> Shared<'py> {
             self.stack.clear();
         }
         made
+    }
+}
+
+impl<'py> Shared<'py> {
+    /// The Python object of the value `tape` recorded: the same objects as
+    /// [`Shared::convert`] of that value (see [`crate::tape`]), item by item as
+    /// `ToPython` makes them from serde's calls.
+    pub fn convert_tape(&mut self, tape: &Tape) -> PyResult<Bound<'py, PyAny>> {
+        let _paused = GcPause::new(self.py);
+        let made = self.tape_value(&mut tape.reader()).map_err(|e| e.0);
+        if made.is_err() {
+            self.stack.clear();
+        }
+        made
+    }
+
+    fn tape_value(&mut self, tape: &mut Reader<'_>) -> Out<'py> {
+        let py = self.py;
+        let item = tape.item();
+        Ok(match item {
+            Item::Unit => py.None().into_bound(py),
+            Item::Bool(v) => PyBool::new(py, v).to_owned().into_any(),
+            Item::I64(v) => PyInt::new(py, v).into_any(),
+            Item::U64(v) => PyInt::new(py, v).into_any(),
+            Item::I128(v) => PyInt::new(py, v).into_any(),
+            Item::U128(v) => PyInt::new(py, v).into_any(),
+            Item::F64(v) if v.is_finite() => PyFloat::new(py, v).into_any(),
+            Item::F64(_) => py.None().into_bound(py),
+            Item::Short { hash, text } => self.string_hashed(text, hash).into_any(),
+            Item::Latin1(bytes) => decode_latin1(py, bytes)?.into_any(),
+            Item::Utf8(text) => PyString::new(py, text).into_any(),
+            Item::Bytes(bytes) => {
+                let items: Vec<Bound<'py, PyAny>> = bytes
+                    .iter()
+                    .map(|&b| PyInt::new(py, b).into_any())
+                    .collect();
+                PyList::new(py, items)?.into_any()
+            }
+            Item::UnitVariant(variant) => self.field(variant).clone().into_any(),
+            Item::NewtypeVariant(variant) => {
+                let inner = self.tape_value(tape)?;
+                wrap(self, Some(variant), inner)?
+            }
+            Item::Seq(len) => self.tape_seq(tape, len.unwrap_or(0), None)?,
+            Item::TupleVariant(variant, len) => self.tape_seq(tape, len, Some(variant))?,
+            Item::Map => {
+                let dict = PyDict::new(py);
+                let mut atomic = true;
+                while !tape.at_end() {
+                    let key = self.tape_value(tape)?;
+                    // JSON object keys are strings, as `ToPython` requires.
+                    let key = key.cast_into::<PyString>().map_err(|_| {
+                        <Error as ser::Error>::custom("a map key that is not a string")
+                    })?;
+                    let value = self.tape_value(tape)?;
+                    atomic &= !tracked(&value);
+                    set_item(&dict, &key, &value)?;
+                }
+                if atomic {
+                    untrack(&dict);
+                }
+                dict.into_any()
+            }
+            Item::Struct(len) => self.tape_struct(tape, len, None)?,
+            Item::StructVariant(variant, len) => self.tape_struct(tape, len, Some(variant))?,
+            Item::Field(_) | Item::End => {
+                return Err(<Error as ser::Error>::custom(
+                    "a tape out of step with its writer",
+                ))
+            }
+        })
+    }
+
+    fn tape_seq(
+        &mut self,
+        tape: &mut Reader<'_>,
+        len: usize,
+        variant: Option<&'static str>,
+    ) -> Out<'py> {
+        let mut items = Vec::with_capacity(len);
+        while !tape.at_end() {
+            items.push(self.tape_value(tape)?);
+        }
+        let list = PyList::new(self.py, items)?.into_any();
+        wrap(self, variant, list)
+    }
+
+    fn tape_struct(
+        &mut self,
+        tape: &mut Reader<'_>,
+        len: usize,
+        variant: Option<&'static str>,
+    ) -> Out<'py> {
+        // As `ToPython::serialize_struct`: small structs (and all without
+        // templates) key by key, the others through the stack and a template.
+        let by_key = !self.use_templates || len < TEMPLATE_MIN_FIELDS;
+        let start = self.stack.len();
+        let mut atomic = true;
+        let dict = by_key.then(|| PyDict::new(self.py));
+        loop {
+            let name = match tape.item() {
+                Item::End => break,
+                Item::Field(name) => name,
+                _ => {
+                    return Err(<Error as ser::Error>::custom(
+                        "a tape out of step with its writer",
+                    ))
+                }
+            };
+            let value = self.tape_value(tape)?;
+            match &dict {
+                Some(dict) => {
+                    atomic &= !tracked(&value);
+                    set_item(dict, self.field(name), &value)?;
+                }
+                None => self.stack.push((name, value)),
+            }
+        }
+        let dict = match dict {
+            Some(dict) => dict,
+            None => {
+                let made = self.struct_dict(start);
+                self.stack.truncate(start);
+                let (dict, all_atomic) = made?;
+                atomic = all_atomic;
+                dict
+            }
+        };
+        if atomic {
+            untrack(&dict);
+        }
+        wrap(self, variant, dict.into_any())
     }
 }
 
@@ -381,6 +528,11 @@ fn new_string<'py>(py: Python<'py>, s: &str, scratch: &mut Vec<u8>) -> Bound<'py
 
 /// The `str` of Latin-1 `bytes`; `None` if Python is out of memory.
 fn from_latin1<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py, PyString>> {
+    decode_latin1(py, bytes).ok()
+}
+
+/// The `str` of Latin-1 `bytes`, or Python's error (out of memory).
+fn decode_latin1<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
     // SAFETY: the GIL is held (`py`); `bytes` is a live slice, which Latin-1
     // decodes one character per byte; the call returns a new reference or
     // NULL with an error set (no memory).
@@ -395,7 +547,6 @@ fn from_latin1<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py, PyString
         )
     };
     made.and_then(|made| made.cast_into::<PyString>().map_err(PyErr::from))
-        .ok()
 }
 
 /// A long text rewritten as Latin-1 ahead of its conversion, by a thread that
@@ -442,7 +593,7 @@ impl Latin1 {
 
 /// How many bytes `bytes` starts with that are ASCII, eight at a time.
 #[inline]
-fn ascii_prefix(bytes: &[u8]) -> usize {
+pub(crate) fn ascii_prefix(bytes: &[u8]) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut words = bytes.chunks_exact(8);
     let mut at = 0;
@@ -464,7 +615,7 @@ fn ascii_prefix(bytes: &[u8]) -> usize {
 
 /// Rewrites UTF-8 `bytes`, whose first `ascii` bytes are ASCII, as Latin-1 into
 /// `out`; false when a character is U+0100 or above (`out` then holds a part).
-fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
+pub(crate) fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
     out.clear();
     out.reserve(bytes.len());
     out.extend_from_slice(&bytes[..ascii]);

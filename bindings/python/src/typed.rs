@@ -42,12 +42,24 @@ use serde_json::Value;
 use crate::convert::from_json;
 use crate::direct;
 use crate::pyser::{GcPause, Shared};
+use crate::tape::Tape;
 use crate::OptionsError;
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
 pub trait Runner: Sync {
     /// The document of `text`, as Python objects.
     fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        options: &Value,
+        spans: bool,
+        text: &[u8],
+    ) -> PyResult<Bound<'py, PyAny>>;
+
+    /// The document of `text` as `parse_many`'s helpers hand it over: recorded
+    /// on a [`Tape`] and replayed (a test of that path, which `parse_many` takes
+    /// or not as its threads' timing falls).
+    fn parse_via_tape<'py>(
         &self,
         py: Python<'py>,
         options: &Value,
@@ -74,6 +86,27 @@ pub enum Threads {
     All,
     /// This many (at least 1).
     Exactly(usize),
+}
+
+/// A document as `parse_many` hands it to the calling thread.
+enum Handed<D> {
+    /// Recorded by the helper that parsed it ([`Tape`]).
+    Tape(Tape),
+    /// The typed document: parsed by the calling thread itself, or one whose
+    /// `Serialize` impl failed while it was recorded (its conversion then fails
+    /// the same way).
+    Typed(D),
+}
+
+impl<D: Serialize> Handed<D> {
+    /// `document` recorded on a tape, and dropped here, by the thread that
+    /// built it.
+    fn of(document: D) -> Self {
+        match Tape::record(&document, Vec::new()) {
+            Ok(tape) => Handed::Tape(tape),
+            Err(_) => Handed::Typed(document),
+        }
+    }
 }
 
 /// A dialect's machine and fold, built from JSON options.
@@ -567,6 +600,23 @@ where
         B::to_python(&mut Shared::new(py), &doc, None)
     }
 
+    fn parse_via_tape<'py>(
+        &self,
+        py: Python<'py>,
+        options: &Value,
+        spans: bool,
+        text: &[u8],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let handed = py
+            .detach(|| document(self, options, spans, text).map(Handed::of))
+            .map_err(|e| options_error(self.name(), e))?;
+        let mut shared = Shared::new(py);
+        match handed {
+            Handed::Tape(tape) => shared.convert_tape(&tape),
+            Handed::Typed(doc) => B::to_python(&mut shared, &doc, None),
+        }
+    }
+
     fn parse_many<'py>(
         &self,
         py: Python<'py>,
@@ -576,10 +626,12 @@ where
         threads: Threads,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut shared = Shared::new(py);
-        // Helpers parse without the GIL and send each typed document as it is
-        // done; this thread converts them to Python objects (that needs the GIL,
-        // so it is serial) and, whenever none is waiting, parses the next record
-        // itself. With one thread there are no helpers.
+        // Helpers parse without the GIL and send each document as it is done,
+        // recorded on a tape (crate::tape), which this thread replays into Python
+        // objects (that needs the GIL, so it is serial); whenever none is
+        // waiting, this thread parses the next record itself and converts that
+        // typed document, still in its cache, directly. With one thread there
+        // are no helpers.
         let helpers = thread_count(threads)
             .saturating_sub(1)
             .min(texts.len().saturating_sub(1));
@@ -589,58 +641,33 @@ where
             (i < texts.len()).then_some(i)
         };
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
-        type Parsed<B> = (DocumentOf<B>, Option<<B as Build>::Prepared>);
-        let (sender, receiver) = mpsc::channel::<(usize, Result<Parsed<B>, String>)>();
-        // Converted documents go back to the helpers, which free them between
-        // records and, once every record is claimed, until this thread is done.
-        let (garbage, collector) = mpsc::channel::<Garbage>();
-        let collector = std::sync::Mutex::new(collector);
+        let (sender, receiver) = mpsc::channel::<(usize, Result<Handed<DocumentOf<B>>, String>)>();
         std::thread::scope(|scope| -> PyResult<()> {
             for _ in 0..helpers {
                 let sender = sender.clone();
-                let (claim, collector) = (&claim, &collector);
+                let claim = &claim;
                 scope.spawn(move || {
                     while let Some(i) = claim() {
+                        let handed = document(self, options, spans, texts[i]).map(Handed::of);
                         // A closed channel means the caller stopped on an error.
-                        if sender
-                            .send((
-                                i,
-                                document(self, options, spans, texts[i]).map(|d| {
-                                    let prepared = B::prepare(&d);
-                                    (d, prepared)
-                                }),
-                            ))
-                            .is_err()
-                        {
+                        if sender.send((i, handed)).is_err() {
                             return;
                         }
-                        if let Ok(collector) = collector.try_lock() {
-                            drop_waiting(&collector);
-                        }
-                    }
-                    drop(sender);
-                    // One helper at a time waits; all return once this thread's
-                    // sender is gone. A poisoned lock (a panic while dropping)
-                    // leaves the rest to be dropped with the channel.
-                    if let Ok(collector) = collector.lock() {
-                        drop_until_closed(&collector);
                     }
                 });
             }
             drop(sender);
-            // The receiver and the garbage sender are dropped (stopping the
-            // helpers) before the scope waits.
+            // The receiver is dropped (stopping the helpers) before the scope waits.
             let mut receiver = receiver;
-            let garbage = garbage;
             let mut done = 0;
             while done < texts.len() {
-                let (i, doc) = match receiver.try_recv() {
+                let (i, handed) = match receiver.try_recv() {
                     Ok(ready) => ready,
                     Err(_) => match claim() {
                         Some(i) => (
                             i,
                             py.detach(|| document(self, options, spans, texts[i]))
-                                .map(|d| (d, None)),
+                                .map(Handed::Typed),
                         ),
                         None => {
                             let (back, ready) = next_message(py, receiver);
@@ -651,12 +678,10 @@ where
                         }
                     },
                 };
-                let doc = doc.map_err(|e| options_error(self.name(), e))?;
-                documents[i] = Some(B::to_python(&mut shared, &doc.0, doc.1.as_ref())?);
-                if helpers > 0 {
-                    // Dropped here if the helpers are gone.
-                    let _ = garbage.send(Box::new(doc));
-                }
+                documents[i] = Some(match handed.map_err(|e| options_error(self.name(), e))? {
+                    Handed::Tape(tape) => shared.convert_tape(&tape)?,
+                    Handed::Typed(doc) => B::to_python(&mut shared, &doc, None)?,
+                });
                 done += 1;
                 if done % 64 == 0 {
                     py.check_signals()?;
@@ -682,6 +707,17 @@ impl ViaJson {
 }
 
 impl Runner for ViaJson {
+    fn parse_via_tape<'py>(
+        &self,
+        py: Python<'py>,
+        options: &Value,
+        spans: bool,
+        text: &[u8],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // This path hands no typed document over: it has no tape.
+        self.parse(py, options, spans, text)
+    }
+
     fn parse<'py>(
         &self,
         py: Python<'py>,
