@@ -334,81 +334,110 @@ impl<'py> Shared<'py> {
     /// `ToPython` makes them from serde's calls.
     pub fn convert_tape(&mut self, tape: &Tape) -> PyResult<Bound<'py, PyAny>> {
         let _paused = GcPause::new(self.py);
-        let made = self.tape_value(&mut tape.reader()).map_err(|e| e.0);
+        let made = self
+            .tape_value(&mut tape.reader())
+            .map(|(made, _)| made)
+            .map_err(|e| e.0);
         if made.is_err() {
             self.stack.clear();
         }
         made
     }
 
-    fn tape_value(&mut self, tape: &mut Reader<'_>) -> Out<'py> {
+    /// The next value of `tape` and whether the cyclic collector tracks it
+    /// (known from what was made, without asking).
+    fn tape_value(&mut self, tape: &mut Reader<'_>) -> Result<(Bound<'py, PyAny>, bool), Error> {
         let py = self.py;
-        let item = tape.item();
-        Ok(match item {
-            Item::Unit => py.None().into_bound(py),
-            Item::Bool(v) => PyBool::new(py, v).to_owned().into_any(),
-            Item::I64(v) => PyInt::new(py, v).into_any(),
-            Item::U64(v) => PyInt::new(py, v).into_any(),
-            Item::I128(v) => PyInt::new(py, v).into_any(),
-            Item::U128(v) => PyInt::new(py, v).into_any(),
-            Item::F64(v) if v.is_finite() => PyFloat::new(py, v).into_any(),
-            Item::F64(_) => py.None().into_bound(py),
-            Item::Short { hash, text } => self.string_hashed(text, hash).into_any(),
-            Item::Latin1(bytes) => decode_latin1(py, bytes)?.into_any(),
-            Item::Utf8(text) => PyString::new(py, text).into_any(),
+        Ok(match tape.item() {
+            Item::Unit => (py.None().into_bound(py), false),
+            Item::Bool(v) => (PyBool::new(py, v).to_owned().into_any(), false),
+            Item::I64(v) => (PyInt::new(py, v).into_any(), false),
+            Item::U64(v) => (PyInt::new(py, v).into_any(), false),
+            Item::I128(v) => (PyInt::new(py, v).into_any(), false),
+            Item::U128(v) => (PyInt::new(py, v).into_any(), false),
+            Item::F64(v) if v.is_finite() => (PyFloat::new(py, v).into_any(), false),
+            Item::F64(_) => (py.None().into_bound(py), false),
+            Item::Short { hash, text } => (self.string_hashed(text, hash).into_any(), false),
+            Item::Latin1(bytes) => (decode_latin1(py, bytes)?.into_any(), false),
+            Item::Utf8(text) => (PyString::new(py, text).into_any(), false),
             Item::Bytes(bytes) => {
                 let items: Vec<Bound<'py, PyAny>> = bytes
                     .iter()
                     .map(|&b| PyInt::new(py, b).into_any())
                     .collect();
-                PyList::new(py, items)?.into_any()
+                (PyList::new(py, items)?.into_any(), true)
             }
-            Item::UnitVariant(variant) => self.field(variant).clone().into_any(),
+            Item::UnitVariant(variant) => (self.field(variant).clone().into_any(), false),
             Item::NewtypeVariant(variant) => {
-                let inner = self.tape_value(tape)?;
-                wrap(self, Some(variant), inner)?
+                let (inner, tracked) = self.tape_value(tape)?;
+                (wrap(self, Some(variant), inner)?, tracked)
             }
-            Item::Seq(len) => self.tape_seq(tape, len.unwrap_or(0), None)?,
-            Item::TupleVariant(variant, len) => self.tape_seq(tape, len, Some(variant))?,
+            // A list is always tracked, and so is a dict holding one.
+            Item::Seq(len) => (self.tape_seq(tape, len.unwrap_or(0), None)?, true),
+            Item::TupleVariant(variant, len) => (self.tape_seq(tape, len, Some(variant))?, true),
             Item::Map => {
                 let dict = PyDict::new(py);
                 let mut atomic = true;
                 while !tape.at_end() {
-                    let key = self.tape_value(tape)?;
+                    let (key, _) = self.tape_value(tape)?;
                     // JSON object keys are strings, as `ToPython` requires.
                     let key = key.cast_into::<PyString>().map_err(|_| {
                         <Error as ser::Error>::custom("a map key that is not a string")
                     })?;
-                    let value = self.tape_value(tape)?;
-                    atomic &= !tracked(&value);
+                    let (value, tracked) = self.tape_value(tape)?;
+                    atomic &= !tracked;
                     set_item(&dict, &key, &value)?;
                 }
                 if atomic {
                     untrack(&dict);
                 }
-                dict.into_any()
+                (dict.into_any(), !atomic)
             }
             Item::Struct(len) => self.tape_struct(tape, len, None)?,
             Item::StructVariant(variant, len) => self.tape_struct(tape, len, Some(variant))?,
-            Item::Field(_) | Item::End => {
-                return Err(<Error as ser::Error>::custom(
-                    "a tape out of step with its writer",
-                ))
-            }
+            Item::Field(_) | Item::End => return Err(out_of_step()),
         })
     }
 
+    /// A sequence's list: made at the length serde gave and filled in place
+    /// (appended to, or cut, should the elements not number that many).
     fn tape_seq(
         &mut self,
         tape: &mut Reader<'_>,
         len: usize,
         variant: Option<&'static str>,
     ) -> Out<'py> {
-        let mut items = Vec::with_capacity(len);
+        let py = self.py;
+        let n = ffi::Py_ssize_t::try_from(len)
+            .map_err(|_| <Error as ser::Error>::custom("a list too long"))?;
+        // SAFETY: the GIL is held (`py`); `PyList_New` returns a new reference
+        // or NULL with an error set. Its slots are NULL until set, which a
+        // list's deallocation skips; the collector, which would not, is paused
+        // (`convert_tape`).
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n))? };
+        let mut at: ffi::Py_ssize_t = 0;
         while !tape.at_end() {
-            items.push(self.tape_value(tape)?);
+            let (item, _) = self.tape_value(tape)?;
+            if at < n {
+                // SAFETY: `list` is a list of `n` slots and `at < n`;
+                // `PyList_SetItem` steals the reference `into_ptr` gives up.
+                if unsafe { ffi::PyList_SetItem(list.as_ptr(), at, item.into_ptr()) } < 0 {
+                    return Err(Error(PyErr::fetch(py)));
+                }
+            } else {
+                // SAFETY: `list` is a list; `PyList_Append` takes its own reference.
+                if unsafe { ffi::PyList_Append(list.as_ptr(), item.as_ptr()) } < 0 {
+                    return Err(Error(PyErr::fetch(py)));
+                }
+            }
+            at += 1;
         }
-        let list = PyList::new(self.py, items)?.into_any();
+        // SAFETY: `at..n` are slots never set (NULL); deleting a slice of a
+        // list releases its items with `Py_XDECREF`, which skips NULL.
+        if at < n && unsafe { ffi::PyList_SetSlice(list.as_ptr(), at, n, std::ptr::null_mut()) } < 0
+        {
+            return Err(Error(PyErr::fetch(py)));
+        }
         wrap(self, variant, list)
     }
 
@@ -417,7 +446,7 @@ impl<'py> Shared<'py> {
         tape: &mut Reader<'_>,
         len: usize,
         variant: Option<&'static str>,
-    ) -> Out<'py> {
+    ) -> Result<(Bound<'py, PyAny>, bool), Error> {
         // As `ToPython::serialize_struct`: small structs (and all without
         // templates) key by key, the others through the stack and a template.
         let by_key = !self.use_templates || len < TEMPLATE_MIN_FIELDS;
@@ -428,16 +457,12 @@ impl<'py> Shared<'py> {
             let name = match tape.item() {
                 Item::End => break,
                 Item::Field(name) => name,
-                _ => {
-                    return Err(<Error as ser::Error>::custom(
-                        "a tape out of step with its writer",
-                    ))
-                }
+                _ => return Err(out_of_step()),
             };
-            let value = self.tape_value(tape)?;
+            let (value, tracked) = self.tape_value(tape)?;
             match &dict {
                 Some(dict) => {
-                    atomic &= !tracked(&value);
+                    atomic &= !tracked;
                     set_item(dict, self.field(name), &value)?;
                 }
                 None => self.stack.push((name, value)),
@@ -456,8 +481,15 @@ impl<'py> Shared<'py> {
         if atomic {
             untrack(&dict);
         }
-        wrap(self, variant, dict.into_any())
+        // A variant's outer dict is tracked as its value is.
+        Ok((wrap(self, variant, dict.into_any())?, !atomic))
     }
+}
+
+/// The error of a tape read other than as it was written (never, as only
+/// `Writer` writes tapes).
+fn out_of_step() -> Error {
+    <Error as ser::Error>::custom("a tape out of step with its writer")
 }
 
 /// Pauses the cyclic garbage collector until dropped (if it was running).

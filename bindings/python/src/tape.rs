@@ -112,6 +112,7 @@ impl Tape {
         let mut writer = Writer {
             out: buffer,
             names: Vec::new(),
+            slots: [None; NAME_SLOTS],
             scratch: Vec::new(),
         };
         value.serialize(&mut writer)?;
@@ -119,6 +120,11 @@ impl Tape {
             bytes: writer.out,
             names: writer.names,
         })
+    }
+
+    /// The tape's memory, for [`Tape::record`] to record another value in.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.bytes
     }
 
     /// Reads the tape from its start.
@@ -131,10 +137,15 @@ impl Tape {
     }
 }
 
+/// Slots of the writer's table of the names it has recorded.
+const NAME_SLOTS: usize = 64;
+
 /// Writes the tape (see the module docs).
 struct Writer {
     out: Vec<u8>,
     names: Vec<&'static str>,
+    /// Names already in `names`, with their indexes, by a hash of their address.
+    slots: [Option<(&'static str, u32)>; NAME_SLOTS],
     /// Working space of the Latin-1 rewriting.
     scratch: Vec<u8>,
 }
@@ -154,22 +165,21 @@ impl Writer {
     }
     #[inline]
     fn name(&mut self, name: &'static str) {
-        // The last few names recorded are the likeliest to come again (a
-        // struct's fields, one element after another).
-        let index = match self
-            .names
-            .iter()
-            .rev()
-            .take(8)
-            .position(|n| std::ptr::eq(*n, name))
-        {
-            Some(back) => self.names.len() - 1 - back,
-            None => {
+        // A document names a few dozen fields and variants, over and over:
+        // each is looked up by its address in a small direct-mapped table,
+        // and added to the tape's names when it is not there.
+        let at = name.as_ptr() as usize;
+        let slot = (at ^ (at >> 7) ^ name.len()) % NAME_SLOTS;
+        let index = match self.slots[slot] {
+            Some((known, index)) if std::ptr::eq(known, name) => index,
+            _ => {
+                let index = self.names.len() as u32;
                 self.names.push(name);
-                self.names.len() - 1
+                self.slots[slot] = Some((name, index));
+                index
             }
         };
-        self.out.extend_from_slice(&(index as u32).to_le_bytes());
+        self.out.extend_from_slice(&index.to_le_bytes());
     }
     #[inline]
     fn variant(&mut self, name: &'static str, index: u32, variant: &'static str) {
@@ -526,7 +536,7 @@ impl<'t> Reader<'t> {
     }
 
     /// Whether the next recorded call is [`Item::End`] (read if so).
-    #[inline]
+    #[inline(always)]
     pub fn at_end(&mut self) -> bool {
         if self.bytes[self.at] == op::END {
             self.at += 1;
@@ -538,7 +548,7 @@ impl<'t> Reader<'t> {
 
     /// The next recorded call. Reading past the end, or a tape `Writer` did
     /// not write, panics (a tape is only ever read as it was written).
-    #[inline]
+    #[inline(always)]
     pub fn item(&mut self) -> Item<'t> {
         let op = self.take(1)[0];
         match op {

@@ -22,7 +22,7 @@
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 
 use idiolect::field::{
     self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
@@ -99,10 +99,10 @@ enum Handed<D> {
 }
 
 impl<D: Serialize> Handed<D> {
-    /// `document` recorded on a tape, and dropped here, by the thread that
-    /// built it.
-    fn of(document: D) -> Self {
-        match Tape::record(&document, Vec::new()) {
+    /// `document` recorded on a tape in `buffer`, and dropped here, by the
+    /// thread that built it.
+    fn of(document: D, buffer: Vec<u8>) -> Self {
+        match Tape::record(&document, buffer) {
             Ok(tape) => Handed::Tape(tape),
             Err(_) => Handed::Typed(document),
         }
@@ -608,7 +608,7 @@ where
         text: &[u8],
     ) -> PyResult<Bound<'py, PyAny>> {
         let handed = py
-            .detach(|| document(self, options, spans, text).map(Handed::of))
+            .detach(|| document(self, options, spans, text).map(|d| Handed::of(d, Vec::new())))
             .map_err(|e| options_error(self.name(), e))?;
         let mut shared = Shared::new(py);
         match handed {
@@ -642,13 +642,19 @@ where
         };
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
         let (sender, receiver) = mpsc::channel::<(usize, Result<Handed<DocumentOf<B>>, String>)>();
+        // Tapes' buffers, replayed and handed back for the helpers to record
+        // on again: a buffer that has held a tape is already of a tape's size.
+        let buffers = Mutex::new(Vec::<Vec<u8>>::new());
         std::thread::scope(|scope| -> PyResult<()> {
             for _ in 0..helpers {
                 let sender = sender.clone();
-                let claim = &claim;
+                let (claim, buffers) = (&claim, &buffers);
                 scope.spawn(move || {
                     while let Some(i) = claim() {
-                        let handed = document(self, options, spans, texts[i]).map(Handed::of);
+                        let handed = document(self, options, spans, texts[i]).map(|d| {
+                            let kept = buffers.lock().ok().and_then(|mut kept| kept.pop());
+                            Handed::of(d, kept.unwrap_or_default())
+                        });
                         // A closed channel means the caller stopped on an error.
                         if sender.send((i, handed)).is_err() {
                             return;
@@ -679,7 +685,13 @@ where
                     },
                 };
                 documents[i] = Some(match handed.map_err(|e| options_error(self.name(), e))? {
-                    Handed::Tape(tape) => shared.convert_tape(&tape)?,
+                    Handed::Tape(tape) => {
+                        let made = shared.convert_tape(&tape)?;
+                        if let Ok(mut kept) = buffers.lock() {
+                            kept.push(tape.into_buffer());
+                        }
+                        made
+                    }
                     Handed::Typed(doc) => B::to_python(&mut shared, &doc, None)?,
                 });
                 done += 1;
