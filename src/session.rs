@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::field::DeltaProjection;
 use crate::fold::{DialectMachine, Fold, Layout, SettledArray, Spanned, WHOLE_PARSE_PIECE};
 use crate::reentry::{Machine, Stream};
 use crate::span::Span;
@@ -112,6 +113,22 @@ pub trait Session {
     fn is_clean(&self) -> bool;
     /// How many invalid UTF-8 sequences were replaced with U+FFFD so far.
     fn replaced_sequences(&self) -> usize;
+    /// For a field family: feeds a chunk (`finish`: ends the input instead) and
+    /// appends to `out`, one line of compact JSON each, the chat-completion
+    /// deltas its events release through `projection` (events that carry no
+    /// delta, such as `invalid_utf8` diagnostics, add nothing). Returns `false`,
+    /// having fed nothing, for a dialect whose events are not a field family's,
+    /// and by default (a session made elsewhere has no projection to offer).
+    fn feed_deltas(
+        &mut self,
+        bytes: &[u8],
+        finish: bool,
+        projection: &mut DeltaProjection,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let _ = (bytes, finish, projection, out);
+        false
+    }
     /// Stops folding events into the document: events are still emitted, but
     /// [`Session::document`] no longer grows, so memory stays flat however long the
     /// input (for consumers of the event stream, such as `idiolect stream`).
@@ -170,6 +187,34 @@ impl<M: Machine, F> TypedSession<M, F> {
     }
 }
 
+/// A dialect's event as a field family's event, if it is one: what
+/// [`Session::feed_deltas`] projects. Every event type says; only
+/// [`field::Event`] is one.
+pub(crate) trait AsFieldEvent {
+    /// The event as a field family's, or `None`.
+    fn as_field(&self) -> Option<&field::Event> {
+        None
+    }
+    /// Whether the type is a field family's event.
+    const IS_FIELD: bool = false;
+}
+
+impl AsFieldEvent for field::Event {
+    fn as_field(&self) -> Option<&field::Event> {
+        Some(self)
+    }
+    const IS_FIELD: bool = true;
+}
+
+impl AsFieldEvent for crate::sections::Event {}
+impl AsFieldEvent for crate::anthropic_xml::Event {}
+impl AsFieldEvent for crate::plurnk::Event {}
+impl AsFieldEvent for crate::kindaxml::Event {}
+impl AsFieldEvent for crate::transcript::Event {}
+impl AsFieldEvent for crate::transcript::ScanEvent {}
+impl AsFieldEvent for crate::transcript::RequestEvent {}
+impl AsFieldEvent for crate::transcript::RenderEvent {}
+
 /// The diagnostic event a session adds when invalid UTF-8 was replaced.
 #[derive(Serialize)]
 struct InvalidUtf8 {
@@ -196,7 +241,7 @@ fn push_value<T: Serialize>(value: &T, out: &mut Vec<Value>) {
 impl<M, F> TypedSession<M, F>
 where
     M: Machine,
-    M::Event: Serialize + Spanned,
+    M::Event: Serialize + Spanned + AsFieldEvent,
     F: Fold<M::Event>,
 {
     /// Runs `events` (what one feed or the finish decided) through the fold and
@@ -250,7 +295,7 @@ where
 impl<M, F> Session for TypedSession<M, F>
 where
     M: Machine,
-    M::Event: Serialize + Spanned,
+    M::Event: Serialize + Spanned + AsFieldEvent,
     F: Fold<M::Event>,
 {
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>) {
@@ -303,6 +348,30 @@ where
         }
     }
 
+    fn feed_deltas(
+        &mut self,
+        bytes: &[u8],
+        finish: bool,
+        projection: &mut DeltaProjection,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        if !M::Event::IS_FIELD {
+            return false;
+        }
+        let mut deltas = Vec::new();
+        self.take(finish, bytes, |event| {
+            if let Some(event) = event.as_field() {
+                projection.push(event, &mut deltas);
+            }
+        });
+        // Counted as reported, as after any feed; a diagnostic carries no delta.
+        self.replacements();
+        for delta in &deltas {
+            push_line(delta, out);
+        }
+        true
+    }
+
     fn stop_folding(&mut self) {
         self.folding = false;
     }
@@ -326,7 +395,7 @@ pub(crate) fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, 
 where
     M: DialectMachine + 'static,
     M::Options: DeserializeOwned,
-    M::Event: Serialize + Spanned,
+    M::Event: Serialize + Spanned + AsFieldEvent,
     M::Folder: 'static,
 {
     let options: M::Options = options_from_json(M::NAME, options)?;
@@ -346,7 +415,7 @@ pub(crate) fn open_machine<M, F>(
 ) -> Box<dyn Session>
 where
     M: Machine + 'static,
-    M::Event: Serialize + Spanned,
+    M::Event: Serialize + Spanned + AsFieldEvent,
     F: Fold<M::Event> + 'static,
 {
     Box::new(TypedSession::new(machine, fold, hold_back_bound))

@@ -613,3 +613,58 @@ proptest! {
         prop_assert_eq!(qwen3_coder::parse(&text, &options), doc, "{:?}", text);
     }
 }
+
+/// `Session::feed_deltas` (what `idiolect stream FAMILY --deltas` prints): for
+/// every case of every field family and every chunking of the runner's
+/// schedule, its lines are the deltas the projection makes of the typed events,
+/// each as one line of compact JSON, live and whole-calls.
+#[test]
+fn a_session_prints_the_deltas_of_its_events_for_every_case_and_chunking() {
+    let mut checked = 0;
+    for dialect in field::FAMILIES {
+        let found = idiolect::dialect(dialect).expect("a registered family");
+        for case in cases(dialect) {
+            for (label, chunks) in conformance::schedule(&case.input, &case.name) {
+                let events = events(dialect, &case.options, &chunks);
+                for mode in [DeltaMode::Live, DeltaMode::WholeCalls] {
+                    let mut want = Vec::new();
+                    for delta in DeltaProjection::project(mode, &events) {
+                        serde_json::to_writer(&mut want, &delta).expect("a delta serializes");
+                        want.push(b'\n');
+                    }
+                    let mut session = (found.open)(&case.options, false).expect("case options");
+                    let mut projection = DeltaProjection::new(mode);
+                    let mut got = Vec::new();
+                    for chunk in &chunks {
+                        assert!(session.feed_deltas(chunk, false, &mut projection, &mut got));
+                    }
+                    assert!(session.feed_deltas(&[], true, &mut projection, &mut got));
+                    assert_eq!(
+                        String::from_utf8_lossy(&got),
+                        String::from_utf8_lossy(&want),
+                        "{} {label} {mode:?}",
+                        case.id()
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} runs");
+}
+
+/// A dialect whose events are not a field family's has no deltas: the session
+/// says so and takes nothing of the input.
+#[test]
+fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
+    let found = idiolect::dialect("sections").expect("sections");
+    let mut session = (found.open)(&Value::Null, false).expect("default options");
+    let mut projection = DeltaProjection::new(DeltaMode::Live);
+    let mut out = Vec::new();
+    assert!(!session.feed_deltas(b"<think>a</think>", false, &mut projection, &mut out));
+    assert!(out.is_empty());
+    let mut events = Vec::new();
+    session.finish(&mut events);
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(session.document(), json!({"items": []}));
+}

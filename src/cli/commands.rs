@@ -321,7 +321,9 @@ fn stream(
 }
 
 /// `stream --deltas`: the field family's events, projected into the deltas they
-/// release, one JSON line per delta, flushed after every chunk.
+/// release, one JSON line per delta, flushed after every chunk. The session
+/// projects its typed events itself ([`Session::feed_deltas`]): no JSON value is
+/// made and read back per event.
 fn stream_deltas(
     mut session: Box<dyn Session>,
     mut reader: Box<dyn Read>,
@@ -329,45 +331,23 @@ fn stream_deltas(
     mut buf: Vec<u8>,
     projection: &mut idiolect::field::DeltaProjection,
 ) -> Result<i32, CliError> {
-    let mut events = Vec::new();
-    let mut line = Vec::new();
+    let mut lines = Vec::new();
     loop {
         let n = read_some(&mut reader, &mut buf, source)?;
         if n == 0 {
             break;
         }
-        session.feed(&buf[..n], &mut events);
-        project(projection, &mut events);
-        print_events(&mut events, &mut line)?;
-    }
-    session.finish(&mut events);
-    project(projection, &mut events);
-    print_events(&mut events, &mut line)?;
-    warn_replacements(session.as_ref());
-    Ok(if session.is_clean() { 0 } else { 1 })
-}
-
-/// Replaces field events by the deltas they release (other events, such as
-/// `invalid_utf8` diagnostics, carry no delta and are dropped).
-fn project(projection: &mut idiolect::field::DeltaProjection, events: &mut Vec<Value>) {
-    let mut deltas = Vec::new();
-    for event in events.drain(..) {
-        if let Ok(event) = serde_json::from_value::<idiolect::field::Event>(event) {
-            projection.push(&event, &mut deltas);
+        lines.clear();
+        if !session.feed_deltas(&buf[..n], false, projection, &mut lines) {
+            return Err(CliError::new("--deltas needs a field family"));
+        }
+        if !lines.is_empty() {
+            write_stdout(&lines)?;
         }
     }
-    events.extend(deltas.iter().filter_map(|d| serde_json::to_value(d).ok()));
-}
-
-fn print_events(events: &mut Vec<Value>, line: &mut Vec<u8>) -> Result<(), CliError> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    line.clear();
-    for event in events.drain(..) {
-        serde_json::to_writer(&mut *line, &event)
-            .map_err(|e| CliError::new(format!("cannot print an event: {e}")))?;
-        line.push(b'\n');
-    }
-    write_stdout(line)
+    lines.clear();
+    session.feed_deltas(&[], true, projection, &mut lines);
+    write_stdout(&lines)?;
+    warn_replacements(session.as_ref());
+    Ok(if session.is_clean() { 0 } else { 1 })
 }
