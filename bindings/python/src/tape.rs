@@ -536,6 +536,14 @@ impl<'t> Reader<'t> {
     }
 
     /// Whether the next recorded call is [`Item::End`] (read if so).
+    ///
+    /// Written as a branch on purpose: the branch-free form (`let end = …;
+    /// self.at += usize::from(end); end`) is miscompiled by rustc 1.95.0 at
+    /// opt-level 2 and 3 where it is inlined into a recursive reader like
+    /// `Shared::tape_value`: it returns true without moving past the `END`, so
+    /// the struct around a map ends early. Debug builds and opt-level 1 are
+    /// right; a 37-line reproduction in safe Rust alone (no serde, no unsafe)
+    /// shows it, as the closing note of the stop that found it records.
     #[inline(always)]
     pub fn at_end(&mut self) -> bool {
         if self.bytes[self.at] == op::END {
