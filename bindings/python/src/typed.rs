@@ -338,6 +338,9 @@ fn overlap_pieces(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
+/// How many parsed records per helper may wait for `parse_many`'s calling thread.
+const MANY_QUEUE: usize = 64;
+
 /// How many batches of settled elements may wait for the calling thread (the
 /// parse stops ahead of the conversion by at most this many pieces).
 const OVERLAP_QUEUE: usize = 8;
@@ -641,7 +644,11 @@ where
             (i < texts.len()).then_some(i)
         };
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
-        let (sender, receiver) = mpsc::channel::<(usize, Result<Handed<DocumentOf<B>>, String>)>();
+        // Bounded: where the calling thread is the slower side, the helpers wait
+        // rather than pile up tapes of the whole input.
+        let (sender, receiver) = mpsc::sync_channel::<(usize, Result<Handed<DocumentOf<B>>, String>)>(
+            MANY_QUEUE * helpers.max(1),
+        );
         // Tapes' buffers, replayed and handed back for the helpers to record
         // on again: a buffer that has held a tape is already of a tape's size.
         let buffers = Mutex::new(Vec::<Vec<u8>>::new());
