@@ -10,9 +10,10 @@
 //! `segments`) is parsed on a thread of its own, which hands the settled elements
 //! over as typed values while the calling thread converts them ([`OVERLAP_MIN`]);
 //! the calling thread sends what it converted back to be freed there.
-//! `parse_many` parses on helper threads while the calling thread converts
-//! finished documents (and sends them back to be freed), and parses the next one
-//! itself whenever none is waiting. In both, the parsing threads run
+//! `parse_many` parses on helper threads, which record each document on a tape
+//! ([`crate::tape`]) and free it themselves, while the calling thread replays
+//! the tapes into Python objects, and parses the next record itself whenever
+//! none is waiting. In both, the parsing threads run
 //! without the GIL and stop as soon as the calling thread stops receiving (an
 //! exception, Ctrl-C).
 //!
@@ -347,10 +348,11 @@ const OVERLAP_QUEUE: usize = 8;
 
 /// Typed values the calling thread has converted, on their way back to a
 /// parsing thread to be dropped there. Freeing a document's strings and vectors
-/// costs the calling thread, which holds the GIL and is the serial part of both
-/// `parse` and `parse_many`, about a tenth of converting them (sections,
-/// callgrind); a parsing thread frees them between pieces or records instead, into
-/// the allocator caches it is about to allocate from again.
+/// costs the calling thread, which holds the GIL and is the serial part of
+/// `parse`, about a tenth of converting them (sections, callgrind); the parsing
+/// thread frees them between pieces instead, into the allocator caches it is
+/// about to allocate from again. (`parse_many`'s helpers free their documents
+/// themselves, having recorded them on tapes.)
 type Garbage = Box<dyn Send>;
 
 /// Drops every value waiting in `garbage` without blocking.
