@@ -447,12 +447,8 @@ impl<'py> Shared<'py> {
         len: usize,
         variant: Option<&'static str>,
     ) -> Result<(Bound<'py, PyAny>, bool), Error> {
-        // As `ToPython::serialize_struct`: small structs (and all without
-        // templates) key by key, the others through the stack and a template.
-        let by_key = !self.use_templates || len < TEMPLATE_MIN_FIELDS;
-        let start = self.stack.len();
+        let (dict, start) = self.struct_start(len);
         let mut atomic = true;
-        let dict = by_key.then(|| PyDict::new(self.py));
         loop {
             let name = match tape.item() {
                 Item::End => break,
@@ -483,6 +479,17 @@ impl<'py> Shared<'py> {
         }
         // A variant's outer dict is tracked as its value is.
         Ok((wrap(self, variant, dict.into_any())?, !atomic))
+    }
+
+    /// How a struct of serde's `len` fields starts, in the serde walk and in a
+    /// tape's replay alike: without templates, and when too small for one
+    /// (`len` counts the fields it will serialize), its dict is made now and
+    /// filled field by field as a map's (`Some`); otherwise its fields go on the
+    /// stack from the returned index, for [`Shared::struct_dict`].
+    #[inline]
+    fn struct_start(&self, len: usize) -> (Option<Bound<'py, PyDict>>, usize) {
+        let by_key = !self.use_templates || len < TEMPLATE_MIN_FIELDS;
+        (by_key.then(|| PyDict::new(self.py)), self.stack.len())
     }
 }
 
@@ -916,12 +923,7 @@ impl<'a, 'py> ser::Serializer for ToPython<'a, 'py> {
         })
     }
     fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map<'a, 'py>, Error> {
-        let start = self.0.stack.len();
-        // Without templates, and for a struct too small for one (serde's `len`
-        // counts the fields it will serialize), the dict is filled field by
-        // field as a map's.
-        let by_key = !self.0.use_templates || len < TEMPLATE_MIN_FIELDS;
-        let dict = by_key.then(|| PyDict::new(self.0.py));
+        let (dict, start) = self.0.struct_start(len);
         Ok(Map {
             shared: self.0,
             dict,

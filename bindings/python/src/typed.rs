@@ -141,9 +141,9 @@ pub trait Build: Sync {
     /// What a thread without the GIL can make ready for the conversion of a
     /// document ([`direct::Prepared`]; `()` for serde's walk).
     type Prepared: Send + 'static;
-    /// Made by the thread that parsed `document` when that is not the calling
-    /// thread (the parsing thread of an overlapped parse, `parse_many`'s
-    /// helpers): work taken off the serial part. `None`: nothing to make.
+    /// Made by the parsing thread of an overlapped parse for the rest of the
+    /// document it hands over: work taken off the serial part. `None`: nothing
+    /// to make. (`parse_many`'s helpers hand tapes over instead.)
     fn prepare(_document: &DocumentOf<Self>) -> Option<Self::Prepared> {
         None
     }
