@@ -55,11 +55,7 @@ pub fn parse_whole<M: DialectMachine>(
     options: &M::Options,
 ) -> Result<DocumentOf<M>, M::Problem> {
     let mut folder = M::folder(options, false, input.len());
-    fold_whole(
-        Stream::<M>::with_options(options)?,
-        input.as_bytes(),
-        &mut folder,
-    );
+    fold_whole_str(Stream::<M>::with_options(options)?, input, &mut folder);
     Ok(folder.into_document())
 }
 
@@ -82,6 +78,43 @@ pub fn fold_whole<M: Machine, F: Fold<M::Event>>(
     for event in stream.finish() {
         fold.push(&event);
     }
+}
+
+/// [`fold_whole`] for input that is text already: it is fed in pieces that end
+/// on character boundaries ([`str_pieces`]), with [`Stream::feed_str`], so it is
+/// not validated as UTF-8 again (the same events: S2, and the same bytes).
+pub fn fold_whole_str<M: Machine, F: Fold<M::Event>>(
+    mut stream: Stream<M>,
+    input: &str,
+    fold: &mut F,
+) {
+    for piece in str_pieces(input, WHOLE_PARSE_PIECE) {
+        for event in stream.feed_str(piece) {
+            fold.push(&event);
+        }
+    }
+    for event in stream.finish() {
+        fold.push(&event);
+    }
+}
+
+/// `input` cut into pieces of `size` bytes, each extended to the next character
+/// boundary (a piece is never empty, and at most `size + 3` bytes long).
+pub fn str_pieces(input: &str, size: usize) -> impl Iterator<Item = &str> {
+    let size = size.max(1);
+    let mut rest = input;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(size);
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
 }
 
 /// Folds a dialect's events into its document, one event at a time.
@@ -387,6 +420,20 @@ impl SettledArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn str_pieces_tile_the_text_at_character_boundaries() {
+        let text = "aé€😀b\n".repeat(5);
+        for size in 0..12 {
+            let pieces: Vec<&str> = str_pieces(&text, size).collect();
+            assert_eq!(pieces.concat(), text, "size {size}");
+            for piece in &pieces {
+                assert!(!piece.is_empty(), "size {size}");
+                assert!(piece.len() <= size.max(1) + 3, "size {size}: {piece:?}");
+            }
+        }
+        assert_eq!(str_pieces("", 4).count(), 0);
+    }
 
     #[derive(Serialize)]
     struct Doc {

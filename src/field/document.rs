@@ -292,17 +292,10 @@ pub(crate) fn parse_owned<M: Machine<Event = Event>>(
     input: &str,
 ) -> Document {
     let mut folder = DocumentFolder::new(false);
-    let mut rest = input;
-    while !rest.is_empty() {
-        // Pieces end on character boundaries, so they are text and are not
-        // validated again.
-        let mut end = rest.len().min(PIECE);
-        while !rest.is_char_boundary(end) {
-            end += 1;
-        }
-        let (piece, after) = rest.split_at(end);
+    // Pieces end on character boundaries, so they are text and are not
+    // validated again.
+    for piece in crate::fold::str_pieces(input, PIECE) {
         stream.feed_str(piece).for_each(|e| folder.push_owned(e));
-        rest = after;
     }
     stream.finish().for_each(|e| folder.push_owned(e));
     folder.into_document()

@@ -91,6 +91,67 @@ fn open(dialect: &Dialect, options: &Value, spans: bool) -> PyResult<Box<dyn Ses
     (dialect.open)(options, spans).map_err(|e| OptionsError::new_err(e.to_string()))
 }
 
+/// A whole document as the caller gave it: a `str`, whose UTF-8 is text already
+/// (CPython refuses to encode one it cannot), or `bytes`, which the re-entry
+/// layer decodes (S7).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Text<'a> {
+    /// A `str`'s UTF-8.
+    Str(&'a str),
+    /// A `bytes` object's bytes.
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Text<'a> {
+    /// The bytes.
+    pub(crate) fn bytes(self) -> &'a [u8] {
+        match self {
+            Text::Str(s) => s.as_bytes(),
+            Text::Bytes(b) => b,
+        }
+    }
+
+    /// The length in bytes.
+    pub(crate) fn len(self) -> usize {
+        self.bytes().len()
+    }
+
+    /// The first piece of at most `size` bytes (at least 1; a `str` piece extended
+    /// to the next character boundary) and the rest, or `None` when empty.
+    pub(crate) fn split_piece(self, size: usize) -> Option<(Text<'a>, Text<'a>)> {
+        let end = self.len().min(size.max(1));
+        match self {
+            _ if end == 0 => None,
+            Text::Str(s) => {
+                let mut end = end;
+                while !s.is_char_boundary(end) {
+                    end += 1;
+                }
+                let (piece, rest) = s.split_at(end);
+                Some((Text::Str(piece), Text::Str(rest)))
+            }
+            Text::Bytes(b) => {
+                let (piece, rest) = b.split_at(end);
+                Some((Text::Bytes(piece), Text::Bytes(rest)))
+            }
+        }
+    }
+}
+
+/// A `str` or `bytes` argument that is a whole document.
+fn text_of<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Text<'a>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Text::Bytes(b.as_bytes()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Text::Str(s.to_str()?));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be str or bytes, not {}",
+        type_name(obj)
+    )))
+}
+
 /// The bytes of a `str` (UTF-8) or `bytes` argument.
 fn text_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
     if let Ok(b) = obj.cast::<PyBytes>() {
@@ -156,10 +217,10 @@ fn one_document<'a>(
     text: &'a Bound<'_, PyAny>,
     options: Option<&Bound<'_, PyAny>>,
     spans: bool,
-) -> PyResult<(Box<dyn typed::Runner>, Value, &'a [u8])> {
+) -> PyResult<(Box<dyn typed::Runner>, Value, Text<'a>)> {
     let found = find(dialect)?;
     let options = options_value(options)?;
-    let bytes = text_bytes(text, "text")?;
+    let bytes = text_of(text, "text")?;
     // Refuse bad options with the CLI's message (and their own exception).
     drop(open(found, &options, spans)?);
     Ok((typed::runner(found, &options), options, bytes))
@@ -210,7 +271,7 @@ fn parse_many<'py>(
     let objects: Vec<Bound<'py, PyAny>> = texts.try_iter()?.collect::<PyResult<_>>()?;
     let mut slices = Vec::with_capacity(objects.len());
     for (i, obj) in objects.iter().enumerate() {
-        slices.push(text_bytes(obj, &format!("texts[{i}]"))?);
+        slices.push(text_of(obj, &format!("texts[{i}]"))?);
     }
     let documents =
         typed::runner(found, &options).parse_many(py, &options, spans, &slices, threads)?;

@@ -29,7 +29,7 @@ use idiolect::field::{
     self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
     qwen3_coder, reasoning,
 };
-use idiolect::fold::{fold_whole, DialectMachine, Fold, Settle};
+use idiolect::fold::{fold_whole, fold_whole_str, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
 use pyo3::exceptions::PyRuntimeError;
@@ -44,7 +44,7 @@ use crate::convert::from_json;
 use crate::direct;
 use crate::pyser::{GcPause, Shared};
 use crate::tape::Tape;
-use crate::OptionsError;
+use crate::{OptionsError, Text};
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
 pub trait Runner: Sync {
@@ -54,7 +54,7 @@ pub trait Runner: Sync {
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        text: &[u8],
+        text: Text<'_>,
     ) -> PyResult<Bound<'py, PyAny>>;
 
     /// The document of `text` as `parse_many`'s helpers hand it over: recorded
@@ -65,7 +65,7 @@ pub trait Runner: Sync {
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        text: &[u8],
+        text: Text<'_>,
     ) -> PyResult<Bound<'py, PyAny>>;
 
     /// The documents of `texts`, in order, parsed on `threads` threads (1: on the
@@ -75,7 +75,7 @@ pub trait Runner: Sync {
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        texts: &[&[u8]],
+        texts: &[Text<'_>],
         threads: Threads,
     ) -> PyResult<Vec<Bound<'py, PyAny>>>;
 }
@@ -295,10 +295,14 @@ fn document<B: Build>(
     build: &B,
     options: &Value,
     spans: bool,
-    text: &[u8],
+    text: Text<'_>,
 ) -> Result<DocumentOf<B>, String> {
     let (machine, mut folder) = build.build(options, spans, text.len())?;
-    fold_whole(Stream::new(machine), text, &mut folder);
+    match text {
+        // A `str` is text already: not validated as UTF-8 again.
+        Text::Str(s) => fold_whole_str(Stream::new(machine), s, &mut folder),
+        Text::Bytes(b) => fold_whole(Stream::new(machine), b, &mut folder),
+    }
     Ok(folder.into_document())
 }
 
@@ -334,14 +338,11 @@ const OVERLAP_FIRST: usize = 4 * 1024;
 /// towards the end, to a quarter of what is left, so that the last piece the
 /// calling thread converts after the parse has ended is small, were measured
 /// no faster: kindaxml 12.9 -> 13.6 ms per 4 MB, the rest within the noise.)
-fn overlap_pieces(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+fn overlap_pieces(text: Text<'_>) -> impl Iterator<Item = Text<'_>> {
     let mut rest = text;
     let mut size = OVERLAP_FIRST;
     std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let (piece, tail) = rest.split_at(size.min(rest.len()));
+        let (piece, tail) = rest.split_piece(size)?;
         rest = tail;
         size = (size * 2).min(OVERLAP_PIECE);
         Some(piece)
@@ -426,7 +427,7 @@ fn parse_pieces<B: Build>(
     build: &B,
     options: &Value,
     spans: bool,
-    text: &[u8],
+    text: Text<'_>,
     out: &mpsc::SyncSender<Piece<DocumentOf<B>, B::Prepared>>,
     garbage: &mpsc::Receiver<Garbage>,
 ) where
@@ -441,7 +442,12 @@ fn parse_pieces<B: Build>(
     };
     let mut stream = Stream::new(machine);
     for piece in overlap_pieces(text) {
-        for event in stream.feed(piece) {
+        let events = match piece {
+            // A `str` is text already: not validated as UTF-8 again.
+            Text::Str(s) => stream.feed_str(s),
+            Text::Bytes(b) => stream.feed(b),
+        };
+        for event in events {
             folder.push(&event);
         }
         let mut batch = Batch::default();
@@ -567,7 +573,7 @@ fn parse_overlapped<'py, B: Build>(
     py: Python<'py>,
     options: &Value,
     spans: bool,
-    text: &[u8],
+    text: Text<'_>,
     key: &'static str,
 ) -> PyResult<Bound<'py, PyAny>>
 where
@@ -601,7 +607,7 @@ where
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        text: &[u8],
+        text: Text<'_>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if let Some(key) = B::SETTLED_KEY {
             if text.len() >= OVERLAP_MIN {
@@ -619,7 +625,7 @@ where
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        text: &[u8],
+        text: Text<'_>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let handed = py
             .detach(|| document(self, options, spans, text).map(|d| Handed::of(d, Vec::new())))
@@ -636,7 +642,7 @@ where
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        texts: &[&[u8]],
+        texts: &[Text<'_>],
         threads: Threads,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut shared = Shared::new(py);
@@ -731,8 +737,8 @@ where
 pub struct ViaJson(&'static Dialect);
 
 impl ViaJson {
-    fn whole(&self, options: &Value, spans: bool, text: &[u8]) -> Result<Vec<u8>, String> {
-        crate::whole(self.0, options, spans, text)
+    fn whole(&self, options: &Value, spans: bool, text: Text<'_>) -> Result<Vec<u8>, String> {
+        crate::whole(self.0, options, spans, text.bytes())
     }
 }
 
@@ -742,7 +748,7 @@ impl Runner for ViaJson {
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        text: &[u8],
+        text: Text<'_>,
     ) -> PyResult<Bound<'py, PyAny>> {
         // This path hands no typed document over: it has no tape.
         self.parse(py, options, spans, text)
@@ -753,7 +759,7 @@ impl Runner for ViaJson {
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        text: &[u8],
+        text: Text<'_>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let out = py
             .detach(|| self.whole(options, spans, text))
@@ -766,14 +772,14 @@ impl Runner for ViaJson {
         py: Python<'py>,
         options: &Value,
         spans: bool,
-        texts: &[&[u8]],
+        texts: &[Text<'_>],
         threads: Threads,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let outs = py.detach(|| {
             let all = || -> Result<Vec<Vec<u8>>, String> {
                 texts
                     .par_iter()
-                    .map(|t| self.whole(options, spans, t))
+                    .map(|t| self.whole(options, spans, *t))
                     .collect()
             };
             match threads {

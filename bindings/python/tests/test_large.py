@@ -38,10 +38,31 @@ def streamed(dialect: str, data: bytes, spans: bool) -> dict:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("spans", [False, True])
-def test_a_large_parse_is_the_document_the_streaming_parser_folds(dialect, spans):
+@pytest.mark.parametrize("kind", ["bytes", "str"])
+def test_a_large_parse_is_the_document_the_streaming_parser_folds(dialect, spans, kind):
     data = large_input(dialect)
     assert len(data) >= LARGE
-    assert idiolect.parse(dialect, data, spans=spans) == streamed(dialect, data, spans)
+    # A str is fed as text, in pieces cut at character boundaries, and not
+    # validated again; bytes are decoded as they come (S7).
+    if kind == "str":
+        text = data.decode("utf-8", errors="replace")
+        data = text.encode()
+    else:
+        text = data
+    assert idiolect.parse(dialect, text, spans=spans) == streamed(dialect, data, spans)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_large_str_of_wide_characters_parses_as_its_utf8_streamed(dialect):
+    # Three-byte characters throughout: the pieces of a whole parse (a power of
+    # two bytes each) would end inside one unless moved to its boundary (a
+    # `str` cut inside a character panics).
+    text = ("\u20ac" * 1000 + "\n") * (LARGE // 3001 + 1)
+    assert idiolect.parse(dialect, text) == streamed(dialect, text.encode(), False)
+    assert idiolect.parse_many(dialect, [text, text[:5]], threads=2) == [
+        streamed(dialect, text.encode(), False),
+        streamed(dialect, text[:5].encode(), False),
+    ]
 
 
 @pytest.mark.parametrize(
