@@ -52,6 +52,22 @@ impl Patterns {
     pub fn start_bytes(&self) -> &[u8] {
         &self.start_bytes
     }
+
+    /// The match that starts at `bytes[i..]`, which holds at least the longest
+    /// pattern's length: the shortest pattern there, the first listed of equals.
+    fn match_at(&self, bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+        let rest = &bytes[i..];
+        let mut found: Option<(usize, usize)> = None;
+        for (index, pattern) in self.list.iter().enumerate() {
+            if !pattern.is_empty()
+                && rest.starts_with(pattern)
+                && found.is_none_or(|(_, len)| pattern.len() < len)
+            {
+                found = Some((index, pattern.len()));
+            }
+        }
+        found
+    }
 }
 
 /// A partial or complete match: where it starts (absolute offset) and which pattern.
@@ -120,6 +136,9 @@ impl Cursor {
 /// Decides which completed matches count: the structure-aware scanner's block
 /// tracker. [`Open`] lets every match count.
 pub(crate) trait Gate {
+    /// Whether every match counts ([`Open`]): then a candidate whose bytes are
+    /// all there is decided at once, without stepping through it.
+    const OPEN: bool = false;
     /// Whether a match whose last byte is at absolute offset `at` counts. Asked
     /// with `at` never decreasing.
     fn allows_after(&mut self, at: usize) -> bool;
@@ -130,6 +149,7 @@ pub(crate) trait Gate {
 pub(crate) struct Open;
 
 impl Gate for Open {
+    const OPEN: bool = true;
     fn allows_after(&mut self, _: usize) -> bool {
         true
     }
@@ -211,6 +231,26 @@ impl Finder {
                     Some(next) => i = next,
                     None => break,
                 }
+                // Nothing is alive and every match counts: when the longest
+                // pattern's bytes are all there, the match starting here (the
+                // shortest, the first listed of equals) is the earliest there can
+                // be, and with none, nothing starting here can complete.
+                if G::OPEN && bytes.len() - i >= self.patterns.longest {
+                    match self.patterns.match_at(bytes, i) {
+                        Some((pattern, len)) => {
+                            self.scanned = base + i + len;
+                            return Found::Match {
+                                start: base + i,
+                                end: base + i + len,
+                                pattern,
+                            };
+                        }
+                        None => {
+                            i += 1;
+                            continue;
+                        }
+                    }
+                }
             }
             let (b, at) = (bytes[i], base + i);
             self.done.clear();
@@ -287,6 +327,53 @@ mod tests {
         match finder.find(text, 0, true, &mut Open) {
             Found::Match { start, pattern, .. } => Some((start, pattern)),
             Found::Pending { .. } => None,
+        }
+    }
+
+    /// A gate that lets every match count but is not [`Open`]: the finder
+    /// steps through every candidate.
+    struct Stepping;
+
+    impl Gate for Stepping {
+        fn allows_after(&mut self, _: usize) -> bool {
+            true
+        }
+    }
+
+    /// Every match of `text` in turn, fed in chunks of `chunk` bytes, each
+    /// search going on after the last match.
+    fn all<G: Gate>(patterns: &[String], text: &str, chunk: usize, gate: &mut G) -> Vec<Found> {
+        let mut finder = Finder::new(Patterns::new(patterns), 0);
+        let (mut from, mut fed, mut out) = (0, 0, Vec::new());
+        loop {
+            let eof = fed == text.len();
+            let found = finder.find(&text[from..fed], from, eof, gate);
+            out.push(found);
+            match found {
+                Found::Match { end, .. } => {
+                    from = end;
+                    finder.reset(end);
+                }
+                Found::Pending { .. } if eof => return out,
+                Found::Pending { safe } => {
+                    from = safe.max(from);
+                    fed = (fed + chunk).min(text.len());
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_open_gate_decides_as_stepping_does(
+            patterns in proptest::collection::vec("[ab<|]{0,4}", 1..4),
+            text in "[ab<|x]{0,40}",
+            chunk in 1usize..9,
+        ) {
+            proptest::prop_assert_eq!(
+                all(&patterns, &text, chunk, &mut Open),
+                all(&patterns, &text, chunk, &mut Stepping)
+            );
         }
     }
 
