@@ -39,6 +39,11 @@ impl Machine for PythonicMachine {
     type Event = Event;
 
     #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
+    #[inline]
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }

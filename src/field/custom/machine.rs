@@ -563,6 +563,11 @@ impl CustomMachine {
 impl Machine for CustomMachine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         if !self.began {
             self.began = true;

@@ -235,6 +235,11 @@ impl HarmonyMachine {
 impl Machine for HarmonyMachine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         let r = Rules::get();
         if !self.began {

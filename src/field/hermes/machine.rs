@@ -382,6 +382,11 @@ impl HermesMachine {
 impl Machine for HermesMachine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     /// A chunk of prose without a marker's first byte (most chunks of a streamed
     /// turn) is decided by `HermesMachine::prose_only`, inlined into the
     /// re-entry layer, a chunk inside the call object by the object's reader

@@ -53,6 +53,11 @@ impl KimiK2Machine {
 impl Machine for KimiK2Machine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         self.0.advance(pending, base, eof, out)
     }

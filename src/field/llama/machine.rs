@@ -1142,6 +1142,11 @@ impl LlamaMachine {
 impl Machine for LlamaMachine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     /// A chunk of prose without a marker's first byte (most chunks of a streamed
     /// turn's text) is decided by `LlamaMachine::prose_only`, inlined into the
     /// re-entry layer; every other by the loop.

@@ -527,6 +527,11 @@ impl MistralMachine {
 impl Machine for MistralMachine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         let r = Rules::get();
         let Some(decided) = self.first.read(

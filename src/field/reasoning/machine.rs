@@ -75,6 +75,11 @@ impl ReasoningMachine {
 impl Machine for ReasoningMachine {
     type Event = Event;
 
+    #[inline]
+    fn release(events: &mut Vec<Event>) {
+        Event::release(events)
+    }
+
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         let Some(decided) = self.first.read(
             pending.as_bytes(),
