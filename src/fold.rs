@@ -101,20 +101,26 @@ pub fn fold_whole_str<M: Machine, F: Fold<M::Event>>(
 /// `input` cut into pieces of `size` bytes, each extended to the next character
 /// boundary (a piece is never empty, and at most `size + 3` bytes long).
 pub fn str_pieces(input: &str, size: usize) -> impl Iterator<Item = &str> {
-    let size = size.max(1);
     let mut rest = input;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        let mut end = rest.len().min(size);
-        while !rest.is_char_boundary(end) {
-            end += 1;
-        }
-        let (piece, after) = rest.split_at(end);
+        let (piece, after) = split_str_piece(rest, size);
         rest = after;
         Some(piece)
     })
+}
+
+/// The first piece of a non-empty `input`, `size` bytes (at least 1) extended to
+/// the next character boundary, and the rest: one step of [`str_pieces`], for
+/// pieces whose size changes as they go.
+pub fn split_str_piece(input: &str, size: usize) -> (&str, &str) {
+    let mut end = input.len().min(size.max(1));
+    while !input.is_char_boundary(end) {
+        end += 1;
+    }
+    input.split_at(end)
 }
 
 /// Folds a dialect's events into its document, one event at a time.

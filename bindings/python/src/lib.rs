@@ -123,11 +123,7 @@ impl<'a> Text<'a> {
         match self {
             _ if end == 0 => None,
             Text::Str(s) => {
-                let mut end = end;
-                while !s.is_char_boundary(end) {
-                    end += 1;
-                }
-                let (piece, rest) = s.split_at(end);
+                let (piece, rest) = idiolect::fold::split_str_piece(s, end);
                 Some((Text::Str(piece), Text::Str(rest)))
             }
             Text::Bytes(b) => {
