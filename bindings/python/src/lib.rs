@@ -5,8 +5,8 @@
 //! compact JSON, and that JSON becomes Python objects without a `serde_json::Value`
 //! tree in between. Parsing runs with the GIL released, on a thread of its own
 //! for large inputs while the calling thread converts what has settled
-//! (module `typed`); `parse_many` parses on helper threads while the calling thread
-//! converts. Errors are the CLI's one-line messages, raised as `ValueError`
+//! (module `typed`); `parse_many` parses on several threads, each converting its
+//! own documents in turn with the GIL. Errors are the CLI's one-line messages, raised as `ValueError`
 //! subclasses.
 
 use idiolect::fold::Layout;
@@ -19,9 +19,9 @@ use serde_json::Value;
 
 /// The module's Rust allocations (the typed documents, the parsers' buffers) go
 /// to mimalloc rather than the C library's malloc: documents are built on one
-/// thread and freed on another (the parsing threads of `parse` and
-/// `parse_many`), which glibc's per-thread arenas serve through locks, and a
-/// parse allocates many small strings, mimalloc's fast case. Python's own
+/// thread and freed on another (the parsing thread of a large `parse`), which
+/// glibc's per-thread arenas serve through locks, and a parse allocates many
+/// small strings, mimalloc's fast case. Python's own
 /// objects keep CPython's allocator. `local_dynamic_tls`: the module is loaded
 /// with `dlopen`, which has no room reserved for initial-exec thread-locals.
 #[global_allocator]
@@ -33,7 +33,6 @@ mod deltas;
 mod direct;
 mod parser;
 mod pyser;
-mod tape;
 mod typed;
 
 use convert::{to_value, type_name};
@@ -222,22 +221,6 @@ fn one_document<'a>(
     Ok((typed::runner(found, &options), options, bytes))
 }
 
-/// Parses one whole document as `parse_many`'s helpers hand documents over
-/// (recorded on a tape, then replayed into Python objects): for the tests of
-/// that path, whose documents must be `parse`'s.
-#[pyfunction]
-#[pyo3(signature = (dialect, text, options=None, *, spans=false))]
-fn _parse_via_tape<'py>(
-    py: Python<'py>,
-    dialect: &str,
-    text: &Bound<'py, PyAny>,
-    options: Option<&Bound<'py, PyAny>>,
-    spans: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (runner, options, bytes) = one_document(dialect, text, options, spans)?;
-    runner.parse_via_tape(py, &options, spans, bytes)
-}
-
 /// Parses many documents with the GIL released; returns the documents in the
 /// order of `texts`.
 #[pyfunction]
@@ -309,7 +292,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(_kept_arenas, m)?)?;
-    m.add_function(wrap_pyfunction!(_parse_via_tape, m)?)?;
     m.add("KEEP_ARENA_BYTES", arenas::KEEP_BYTES)?;
     m.add_class::<parser::Parser>()?;
     m.add_class::<deltas::ChatDeltas>()?;

@@ -27,8 +27,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde::ser::{self, Serialize};
 
-use crate::tape::{Item, Reader, Tape};
-
 /// Strings up to this many bytes are shared within one conversion.
 pub(crate) const SHARED_STRING_MAX: usize = 24;
 /// Slots of the short-string cache of a document's conversion: direct-mapped, a
@@ -283,13 +281,8 @@ impl<'py> Shared<'py> {
         if s.len() > SHARED_STRING_MAX {
             return new_string(self.py, s, &mut self.latin1);
         }
-        self.string_hashed(s, short_string_hash(s.as_bytes()))
-    }
-
-    /// [`Shared::string`] of a short `s` whose [`short_string_hash`] is `hash`.
-    #[inline]
-    pub(crate) fn string_hashed(&mut self, s: &str, hash: u64) -> Bound<'py, PyString> {
         let bytes = s.as_bytes();
+        let hash = short_string_hash(bytes);
         if self.strings.is_empty() {
             self.strings.resize_with(self.string_slots, || None);
         }
@@ -329,160 +322,8 @@ impl<'py> Shared<'py> {
 }
 
 impl<'py> Shared<'py> {
-    /// The Python object of the value `tape` recorded: the same objects as
-    /// [`Shared::convert`] of that value (see [`crate::tape`]), item by item as
-    /// `ToPython` makes them from serde's calls.
-    pub fn convert_tape(&mut self, tape: &Tape) -> PyResult<Bound<'py, PyAny>> {
-        let _paused = GcPause::new(self.py);
-        let made = self
-            .tape_value(&mut tape.reader())
-            .map(|(made, _)| made)
-            .map_err(|e| e.0);
-        if made.is_err() {
-            self.stack.clear();
-        }
-        made
-    }
-
-    /// The next value of `tape` and whether the cyclic collector tracks it
-    /// (known from what was made, without asking).
-    fn tape_value(&mut self, tape: &mut Reader<'_>) -> Result<(Bound<'py, PyAny>, bool), Error> {
-        let py = self.py;
-        Ok(match tape.item() {
-            Item::Unit => (py.None().into_bound(py), false),
-            Item::Bool(v) => (PyBool::new(py, v).to_owned().into_any(), false),
-            Item::I64(v) => (PyInt::new(py, v).into_any(), false),
-            Item::U64(v) => (PyInt::new(py, v).into_any(), false),
-            Item::I128(v) => (PyInt::new(py, v).into_any(), false),
-            Item::U128(v) => (PyInt::new(py, v).into_any(), false),
-            Item::F64(v) if v.is_finite() => (PyFloat::new(py, v).into_any(), false),
-            Item::F64(_) => (py.None().into_bound(py), false),
-            Item::Short { hash, text } => (self.string_hashed(text, hash).into_any(), false),
-            Item::Latin1(bytes) => (decode_latin1(py, bytes)?.into_any(), false),
-            Item::Utf8(text) => (PyString::new(py, text).into_any(), false),
-            Item::Bytes(bytes) => {
-                let items: Vec<Bound<'py, PyAny>> = bytes
-                    .iter()
-                    .map(|&b| PyInt::new(py, b).into_any())
-                    .collect();
-                (PyList::new(py, items)?.into_any(), true)
-            }
-            Item::UnitVariant(variant) => (self.field(variant).clone().into_any(), false),
-            Item::NewtypeVariant(variant) => {
-                let (inner, tracked) = self.tape_value(tape)?;
-                (wrap(self, Some(variant), inner)?, tracked)
-            }
-            // A list is always tracked, and so is a dict holding one.
-            Item::Seq(len) => (self.tape_seq(tape, len.unwrap_or(0), None)?, true),
-            Item::TupleVariant(variant, len) => (self.tape_seq(tape, len, Some(variant))?, true),
-            Item::Map => {
-                let dict = PyDict::new(py);
-                let mut atomic = true;
-                while !tape.at_end() {
-                    let (key, _) = self.tape_value(tape)?;
-                    // JSON object keys are strings, as `ToPython` requires.
-                    let key = key.cast_into::<PyString>().map_err(|_| {
-                        <Error as ser::Error>::custom("a map key that is not a string")
-                    })?;
-                    let (value, tracked) = self.tape_value(tape)?;
-                    atomic &= !tracked;
-                    set_item(&dict, &key, &value)?;
-                }
-                if atomic {
-                    untrack(&dict);
-                }
-                (dict.into_any(), !atomic)
-            }
-            Item::Struct(len) => self.tape_struct(tape, len, None)?,
-            Item::StructVariant(variant, len) => self.tape_struct(tape, len, Some(variant))?,
-            Item::Field(_) | Item::End => return Err(out_of_step()),
-        })
-    }
-
-    /// A sequence's list: made at the length serde gave and filled in place
-    /// (appended to, or cut, should the elements not number that many).
-    fn tape_seq(
-        &mut self,
-        tape: &mut Reader<'_>,
-        len: usize,
-        variant: Option<&'static str>,
-    ) -> Out<'py> {
-        let py = self.py;
-        let n = ffi::Py_ssize_t::try_from(len)
-            .map_err(|_| <Error as ser::Error>::custom("a list too long"))?;
-        // SAFETY: the GIL is held (`py`); `PyList_New` returns a new reference
-        // or NULL with an error set. Its slots are NULL until set, which a
-        // list's deallocation skips; the collector, which would not, is paused
-        // (`convert_tape`).
-        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n))? };
-        let mut at: ffi::Py_ssize_t = 0;
-        while !tape.at_end() {
-            let (item, _) = self.tape_value(tape)?;
-            if at < n {
-                // SAFETY: `list` is a list of `n` slots and `at < n`;
-                // `PyList_SetItem` steals the reference `into_ptr` gives up.
-                if unsafe { ffi::PyList_SetItem(list.as_ptr(), at, item.into_ptr()) } < 0 {
-                    return Err(Error(PyErr::fetch(py)));
-                }
-            } else {
-                // SAFETY: `list` is a list; `PyList_Append` takes its own reference.
-                if unsafe { ffi::PyList_Append(list.as_ptr(), item.as_ptr()) } < 0 {
-                    return Err(Error(PyErr::fetch(py)));
-                }
-            }
-            at += 1;
-        }
-        // SAFETY: `at..n` are slots never set (NULL); deleting a slice of a
-        // list releases its items with `Py_XDECREF`, which skips NULL.
-        if at < n && unsafe { ffi::PyList_SetSlice(list.as_ptr(), at, n, std::ptr::null_mut()) } < 0
-        {
-            return Err(Error(PyErr::fetch(py)));
-        }
-        wrap(self, variant, list)
-    }
-
-    fn tape_struct(
-        &mut self,
-        tape: &mut Reader<'_>,
-        len: usize,
-        variant: Option<&'static str>,
-    ) -> Result<(Bound<'py, PyAny>, bool), Error> {
-        let (dict, start) = self.struct_start(len);
-        let mut atomic = true;
-        loop {
-            let name = match tape.item() {
-                Item::End => break,
-                Item::Field(name) => name,
-                _ => return Err(out_of_step()),
-            };
-            let (value, tracked) = self.tape_value(tape)?;
-            match &dict {
-                Some(dict) => {
-                    atomic &= !tracked;
-                    set_item(dict, self.field(name), &value)?;
-                }
-                None => self.stack.push((name, value)),
-            }
-        }
-        let dict = match dict {
-            Some(dict) => dict,
-            None => {
-                let made = self.struct_dict(start);
-                self.stack.truncate(start);
-                let (dict, all_atomic) = made?;
-                atomic = all_atomic;
-                dict
-            }
-        };
-        if atomic {
-            untrack(&dict);
-        }
-        // A variant's outer dict is tracked as its value is.
-        Ok((wrap(self, variant, dict.into_any())?, !atomic))
-    }
-
-    /// How a struct of serde's `len` fields starts, in the serde walk and in a
-    /// tape's replay alike: without templates, and when too small for one
+    /// How a struct of serde's `len` fields starts: without templates, and when
+    /// too small for one
     /// (`len` counts the fields it will serialize), its dict is made now and
     /// filled field by field as a map's (`Some`); otherwise its fields go on the
     /// stack from the returned index, for [`Shared::struct_dict`].
@@ -491,12 +332,6 @@ impl<'py> Shared<'py> {
         let by_key = !self.use_templates || len < TEMPLATE_MIN_FIELDS;
         (by_key.then(|| PyDict::new(self.py)), self.stack.len())
     }
-}
-
-/// The error of a tape read other than as it was written (never, as only
-/// `Writer` writes tapes).
-fn out_of_step() -> Error {
-    <Error as ser::Error>::custom("a tape out of step with its writer")
 }
 
 /// Pauses the cyclic garbage collector until dropped (if it was running).

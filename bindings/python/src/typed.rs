@@ -10,20 +10,19 @@
 //! `segments`) is parsed on a thread of its own, which hands the settled elements
 //! over as typed values while the calling thread converts them ([`OVERLAP_MIN`]);
 //! the calling thread sends what it converted back to be freed there.
-//! `parse_many` parses on helper threads, which record each document on a tape
-//! ([`crate::tape`]) and free it themselves, while the calling thread replays
-//! the tapes into Python objects, and parses the next record itself whenever
-//! none is waiting. In both, the parsing threads run
-//! without the GIL and stop as soon as the calling thread stops receiving (an
-//! exception, Ctrl-C).
+//! `parse_many` parses records on several threads, the calling one among them,
+//! and each converts the documents it parsed, taking turns with the GIL
+//! ([`Many`]). In both, parsing runs without the GIL, and an exception or
+//! Ctrl-C on the calling thread stops the other threads at their next piece or
+//! record.
 //!
 //! Dialects are looked up by name in [`runner`]; a mode the table does not cover
 //! (transcript's render mode) takes the session path, which writes JSON and reads
 //! it back.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use idiolect::field::{
     self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
@@ -43,24 +42,12 @@ use serde_json::Value;
 use crate::convert::from_json;
 use crate::direct;
 use crate::pyser::{GcPause, Shared};
-use crate::tape::Tape;
 use crate::{OptionsError, Text};
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
 pub trait Runner: Sync {
     /// The document of `text`, as Python objects.
     fn parse<'py>(
-        &self,
-        py: Python<'py>,
-        options: &Value,
-        spans: bool,
-        text: Text<'_>,
-    ) -> PyResult<Bound<'py, PyAny>>;
-
-    /// The document of `text` as `parse_many`'s helpers hand it over: recorded
-    /// on a [`Tape`] and replayed (a test of that path, which `parse_many` takes
-    /// or not as its threads' timing falls).
-    fn parse_via_tape<'py>(
         &self,
         py: Python<'py>,
         options: &Value,
@@ -87,27 +74,6 @@ pub enum Threads {
     All,
     /// This many (at least 1).
     Exactly(usize),
-}
-
-/// A document as `parse_many` hands it to the calling thread.
-enum Handed<D> {
-    /// Recorded by the helper that parsed it ([`Tape`]).
-    Tape(Tape),
-    /// The typed document: parsed by the calling thread itself, or one whose
-    /// `Serialize` impl failed while it was recorded (its conversion then fails
-    /// the same way).
-    Typed(D),
-}
-
-impl<D: Serialize> Handed<D> {
-    /// `document` recorded on a tape in `buffer`, and dropped here, by the
-    /// thread that built it.
-    fn of(document: D, buffer: Vec<u8>) -> Self {
-        match Tape::record(&document, buffer) {
-            Ok(tape) => Handed::Tape(tape),
-            Err(_) => Handed::Typed(document),
-        }
-    }
 }
 
 /// A dialect's machine and fold, built from JSON options.
@@ -143,7 +109,7 @@ pub trait Build: Sync {
     type Prepared: Send + 'static;
     /// Made by the parsing thread of an overlapped parse for the rest of the
     /// document it hands over: work taken off the serial part. `None`: nothing
-    /// to make. (`parse_many`'s helpers hand tapes over instead.)
+    /// to make. (`parse_many`'s threads convert their own documents.)
     fn prepare(_document: &DocumentOf<Self>) -> Option<Self::Prepared> {
         None
     }
@@ -349,9 +315,6 @@ fn overlap_pieces(text: Text<'_>) -> impl Iterator<Item = Text<'_>> {
     })
 }
 
-/// How many parsed records per helper may wait for `parse_many`'s calling thread.
-const MANY_QUEUE: usize = 64;
-
 /// How many batches of settled elements may wait for the calling thread (the
 /// parse stops ahead of the conversion by at most this many pieces).
 const OVERLAP_QUEUE: usize = 8;
@@ -361,8 +324,8 @@ const OVERLAP_QUEUE: usize = 8;
 /// costs the calling thread, which holds the GIL and is the serial part of
 /// `parse`, about a tenth of converting them (sections, callgrind); the parsing
 /// thread frees them between pieces instead, into the allocator caches it is
-/// about to allocate from again. (`parse_many`'s helpers free their documents
-/// themselves, having recorded them on tapes.)
+/// about to allocate from again. (`parse_many`'s threads free the documents
+/// they built themselves.)
 type Garbage = Box<dyn Send>;
 
 /// Drops every value waiting in `garbage` without blocking.
@@ -620,23 +583,6 @@ where
         B::to_python(&mut Shared::new(py), &doc, None)
     }
 
-    fn parse_via_tape<'py>(
-        &self,
-        py: Python<'py>,
-        options: &Value,
-        spans: bool,
-        text: Text<'_>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let handed = py
-            .detach(|| document(self, options, spans, text).map(|d| Handed::of(d, Vec::new())))
-            .map_err(|e| options_error(self.name(), e))?;
-        let mut shared = Shared::new(py);
-        match handed {
-            Handed::Tape(tape) => shared.convert_tape(&tape),
-            Handed::Typed(doc) => B::to_python(&mut shared, &doc, None),
-        }
-    }
-
     fn parse_many<'py>(
         &self,
         py: Python<'py>,
@@ -645,90 +591,218 @@ where
         texts: &[Text<'_>],
         threads: Threads,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let mut shared = Shared::new(py);
-        // Helpers parse without the GIL and send each document as it is done,
-        // recorded on a tape (crate::tape), which this thread replays into Python
-        // objects (that needs the GIL, so it is serial); whenever none is
-        // waiting, this thread parses the next record itself and converts that
-        // typed document, still in its cache, directly. With one thread there
-        // are no helpers.
         let helpers = thread_count(threads)
             .saturating_sub(1)
             .min(texts.len().saturating_sub(1));
-        let next = AtomicUsize::new(0);
-        let claim = || {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            (i < texts.len()).then_some(i)
-        };
+        let many = Many::new(texts, helpers + 1);
+        let mut mine = Vec::new();
+        let (own, theirs) = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..helpers)
+                .map(|_| {
+                    let many = &many;
+                    scope.spawn(move || {
+                        // One attachment for the helper's life: its thread
+                        // state is made once, and each turn is a cheap
+                        // release and re-take of the GIL (`share`).
+                        Python::attach(|py| {
+                            let mut made = Vec::new();
+                            share(self, py, many, options, spans, &mut made)?;
+                            Ok::<_, PyErr>(
+                                made.into_iter()
+                                    .map(|(i, document)| (i, document.unbind()))
+                                    .collect::<Vec<_>>(),
+                            )
+                        })
+                    })
+                })
+                .collect();
+            let own = share(self, py, &many, options, spans, &mut mine);
+            // The helpers need the GIL to finish: wait for them without it.
+            // (No early return above: the scope's own wait would hold it.)
+            let theirs: Vec<_> = py.detach(|| handles.into_iter().map(|h| h.join()).collect());
+            (own, theirs)
+        });
+        own?;
         let mut documents: Vec<Option<Bound<'py, PyAny>>> = vec![None; texts.len()];
-        // Bounded: where the calling thread is the slower side, the helpers wait
-        // rather than pile up tapes of the whole input.
-        let (sender, receiver) = mpsc::sync_channel::<(usize, Result<Handed<DocumentOf<B>>, String>)>(
-            MANY_QUEUE * helpers.max(1),
-        );
-        // Tapes' buffers, replayed and handed back for the helpers to record
-        // on again: a buffer that has held a tape is already of a tape's size.
-        let buffers = Mutex::new(Vec::<Vec<u8>>::new());
-        std::thread::scope(|scope| -> PyResult<()> {
-            for _ in 0..helpers {
-                let sender = sender.clone();
-                let (claim, buffers) = (&claim, &buffers);
-                scope.spawn(move || {
-                    while let Some(i) = claim() {
-                        let handed = document(self, options, spans, texts[i]).map(|d| {
-                            let kept = buffers.lock().ok().and_then(|mut kept| kept.pop());
-                            Handed::of(d, kept.unwrap_or_default())
-                        });
-                        // A closed channel means the caller stopped on an error.
-                        if sender.send((i, handed)).is_err() {
-                            return;
-                        }
-                    }
-                });
+        for (i, document) in mine {
+            documents[i] = Some(document);
+        }
+        for joined in theirs {
+            let made =
+                joined.map_err(|_| PyRuntimeError::new_err("a parsing thread stopped"))??;
+            for (i, document) in made {
+                documents[i] = Some(document.into_bound(py));
             }
-            drop(sender);
-            // The receiver is dropped (stopping the helpers) before the scope waits.
-            let mut receiver = receiver;
-            let mut done = 0;
-            while done < texts.len() {
-                let (i, handed) = match receiver.try_recv() {
-                    Ok(ready) => ready,
-                    Err(_) => match claim() {
-                        Some(i) => (
-                            i,
-                            py.detach(|| document(self, options, spans, texts[i]))
-                                .map(Handed::Typed),
-                        ),
-                        None => {
-                            let (back, ready) = next_message(py, receiver);
-                            receiver = back;
-                            ready.ok_or_else(|| {
-                                PyRuntimeError::new_err("a parsing thread stopped")
-                            })?
-                        }
-                    },
-                };
-                documents[i] = Some(match handed.map_err(|e| options_error(self.name(), e))? {
-                    Handed::Tape(tape) => {
-                        let made = shared.convert_tape(&tape)?;
-                        if let Ok(mut kept) = buffers.lock() {
-                            kept.push(tape.into_buffer());
-                        }
-                        made
-                    }
-                    Handed::Typed(doc) => B::to_python(&mut shared, &doc, None)?,
-                });
-                done += 1;
-                if done % 64 == 0 {
-                    py.check_signals()?;
-                }
-            }
-            Ok(())
-        })?;
+        }
         documents
             .into_iter()
             .map(|d| d.ok_or_else(|| PyRuntimeError::new_err("a record was never parsed")))
             .collect()
+    }
+}
+
+/// Input bytes `parse_many`'s threads claim at a time (whole records, at least
+/// one): a thread asks for the turn to convert after each claim, so the
+/// smaller the claim, the sooner the two threads fall into step. kindaxml, 4 MB
+/// in records of ~4 KB, 2 / 1 on two threads: claims of 64 KiB 1.59–1.67, of
+/// 16 KiB 1.70–1.80, of 4 KiB (one record) 1.85–1.93. Records of ~100 bytes
+/// are claimed some 40 at a time, so the claim counter is not bounced between
+/// the cores for each one.
+const MANY_CLAIM: usize = 4 * 1024;
+
+/// Most records a claim takes, whatever their size.
+const MANY_CLAIM_MAX: usize = 64;
+
+/// Most parsed records a thread of `parse_many` keeps waiting for its turn;
+/// with that many it waits for the GIL instead (where converting is the slower
+/// side, as on many cores, the parse stays at most this far ahead).
+const MANY_PENDING: usize = 64;
+
+/// The records of one `parse_many` call and what its threads share.
+///
+/// Every thread, the calling one among them, parses the records it claims
+/// without the GIL and converts its own documents with the GIL, while they are
+/// still in its cache: handing a document to another core to convert read it
+/// from the other core's cache (a tree of heap blocks, or a contiguous tape of
+/// it, the earlier designs), which on a 2-core machine cost 2 / 1 a fifth in
+/// some minutes. The conversions are serial (they hold the GIL); so that a
+/// thread never waits for the GIL while it could parse, the threads take turns
+/// by a flag of their own ([`Many::converting`]): after each claim a thread
+/// takes the turn if it is free, and otherwise parses the next claim, keeping
+/// the parsed documents until its turn (at most [`MANY_PENDING`]). The GIL is
+/// then rarely contended, and taking it is a few atomic operations rather
+/// than a sleep and a wake-up.
+struct Many<'t> {
+    texts: &'t [Text<'t>],
+    /// The next record to claim.
+    next: AtomicUsize,
+    /// Records per claim (from [`MANY_CLAIM`]).
+    claim: usize,
+    /// Whether a thread has the turn to convert.
+    converting: AtomicBool,
+    /// Set on an error or an interrupt: no more records are claimed.
+    stop: AtomicBool,
+}
+
+impl<'t> Many<'t> {
+    fn new(texts: &'t [Text<'t>], threads: usize) -> Self {
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let average = (total / texts.len().max(1)).max(1);
+        // Four claims a thread at least, so that the threads end together.
+        let claim = (MANY_CLAIM / average)
+            .clamp(1, MANY_CLAIM_MAX)
+            .min(texts.len().div_ceil(4 * threads).max(1));
+        Many {
+            texts,
+            next: AtomicUsize::new(0),
+            claim,
+            converting: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// The indices of the next records to parse, if any are left.
+    fn claim(&self) -> Option<std::ops::Range<usize>> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let start = self.next.fetch_add(self.claim, Ordering::Relaxed);
+        (start < self.texts.len()).then(|| start..(start + self.claim).min(self.texts.len()))
+    }
+
+    /// Without the GIL: frees `spent` (the documents converted last turn, on
+    /// the thread that built them), gives the turn back if `turn`, then parses
+    /// claims into `parsed` until the turn is this thread's, or
+    /// [`MANY_PENDING`] records wait, or no record is left (`Ok(true)`).
+    fn parse_until_turn<B: Build>(
+        &self,
+        build: &B,
+        options: &Value,
+        spans: bool,
+        mut parsed: Parsed<B>,
+        spent: Vec<DocumentOf<B>>,
+        turn: &mut bool,
+    ) -> (Parsed<B>, Result<bool, String>) {
+        drop(spent);
+        if std::mem::take(turn) {
+            self.converting.store(false, Ordering::Release);
+        }
+        loop {
+            let Some(claimed) = self.claim() else {
+                return (parsed, Ok(true));
+            };
+            for i in claimed {
+                match document(build, options, spans, self.texts[i]) {
+                    Ok(document) => parsed.push((i, document)),
+                    Err(e) => {
+                        self.stop.store(true, Ordering::Relaxed);
+                        return (parsed, Err(e));
+                    }
+                }
+            }
+            if parsed.len() >= MANY_PENDING {
+                return (parsed, Ok(false));
+            }
+            if self
+                .converting
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                *turn = true;
+                return (parsed, Ok(false));
+            }
+        }
+    }
+}
+
+/// Documents parsed and not yet converted, with their records' indices.
+type Parsed<B> = Vec<(usize, DocumentOf<B>)>;
+
+/// One thread's part of `parse_many` ([`Many`]): the documents it parsed,
+/// converted, into `made` with their indices. Stops the others on an error.
+fn share<'py, B: Build>(
+    build: &B,
+    py: Python<'py>,
+    many: &Many<'_>,
+    options: &Value,
+    spans: bool,
+    made: &mut Vec<(usize, Bound<'py, PyAny>)>,
+) -> PyResult<()>
+where
+    DocumentOf<B>: Send,
+{
+    let mut shared = Shared::new(py);
+    let mut parsed = Vec::new();
+    let mut spent = Vec::new();
+    let mut turn = false;
+    loop {
+        let (back, end) =
+            py.detach(|| many.parse_until_turn(build, options, spans, parsed, spent, &mut turn));
+        parsed = back;
+        spent = Vec::with_capacity(parsed.len());
+        let converted = end
+            .map_err(|e| options_error(build.name(), e))
+            .and_then(|exhausted| {
+                for (i, document) in parsed.drain(..) {
+                    made.push((i, B::to_python(&mut shared, &document, None)?));
+                    spent.push(document);
+                }
+                py.check_signals()?;
+                Ok(exhausted)
+            });
+        let done = !matches!(converted, Ok(false));
+        if converted.is_err() {
+            many.stop.store(true, Ordering::Relaxed);
+        }
+        if done {
+            if turn {
+                many.converting.store(false, Ordering::Release);
+            }
+            // The documents not converted and those converted are freed
+            // without the GIL.
+            py.detach(|| drop((parsed, spent)));
+            return converted.map(|_| ());
+        }
     }
 }
 
@@ -743,17 +817,6 @@ impl ViaJson {
 }
 
 impl Runner for ViaJson {
-    fn parse_via_tape<'py>(
-        &self,
-        py: Python<'py>,
-        options: &Value,
-        spans: bool,
-        text: Text<'_>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        // This path hands no typed document over: it has no tape.
-        self.parse(py, options, spans, text)
-    }
-
     fn parse<'py>(
         &self,
         py: Python<'py>,

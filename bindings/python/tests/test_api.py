@@ -1,5 +1,7 @@
 """The package's API: names, the streaming idiom, parse_many, render, spans."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import idiolect
 
 
@@ -79,6 +81,27 @@ def test_parse_many_keeps_order_on_any_thread_count():
         assert idiolect.parse_many("sections", texts, threads=threads) == one
     assert idiolect.parse_many("sections", iter(texts[:3])) == one[:3]
     assert idiolect.parse_many("sections", []) == []
+
+
+def test_parse_many_of_many_small_records_keeps_order():
+    # Records of a few bytes are claimed dozens at a time, by each thread in
+    # turn; every document must land in its record's place, none left out.
+    texts = [f"<think>{i}</think>" if i % 3 else f"plain {i}" for i in range(5000)]
+    one = [idiolect.parse("sections", t) for t in texts]
+    for threads in (2, 3, 8):
+        assert idiolect.parse_many("sections", texts, threads=threads) == one
+
+
+def test_parse_many_called_from_several_python_threads_at_once():
+    # Each call's threads take turns with the GIL among themselves, while the
+    # other calls' threads hold it between their turns.
+    unit = "We shipped <cite id=1>the fix</cite> and <b>more</b>.\n"
+    groups = [[unit * (k + i % 9) for i in range(300)] for k in range(1, 5)]
+    want = [[idiolect.parse("kindaxml", t) for t in texts] for texts in groups]
+    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        calls = [pool.submit(idiolect.parse_many, "kindaxml", t, None, 2) for t in groups]
+        got = [call.result(timeout=120) for call in calls]
+    assert got == want
 
 
 def test_spans_option_puts_spans_in_the_document():

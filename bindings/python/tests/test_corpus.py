@@ -2,15 +2,14 @@
 whole (with `parse` from str when the input is UTF-8, and from bytes), in one feed,
 at 1-byte chunks, and in a few seeded random chunkings; the document must equal the
 expected JSON under the Rust runner's rules, and the events' spans must tile the
-input (contract S8). Each case also goes through the tape `parse_many`'s helpers
-hand documents over on, which must give `parse`'s objects, key order included."""
+input (contract S8). `parse_many` on two threads must give every dialect's
+documents in order."""
 
 import json
 
 import pytest
 
 import idiolect
-import idiolect._native
 from corpus import chunks_of, load_cases, random_chunking, same
 
 CASES = load_cases()
@@ -57,13 +56,6 @@ def test_case(case):
     if text is not None:
         got = idiolect.parse(case.dialect, text, case.options)
         assert same(case.expected, got), mismatch(case, "whole (str)", got)
-    # As parse_many's helpers hand a document over: recorded on a tape on the
-    # thread that parsed it, then replayed into Python objects. parse_many takes
-    # that path or not as its threads' timing falls; this takes it every time.
-    for spans in (False, True):
-        got = idiolect._native._parse_via_tape(case.dialect, case.input, case.options, spans=spans)
-        want = idiolect.parse(case.dialect, case.input, case.options, spans=spans)
-        assert json.dumps(got) == json.dumps(want), mismatch(case, f"tape, spans={spans}", got)
     schedule = [("one feed", [case.input]), ("1-byte chunks", chunks_of(case.input, 1))]
     schedule += [
         (f"random chunking #{salt}", random_chunking(case.input, case.name, salt))
