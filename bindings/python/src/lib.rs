@@ -6,8 +6,8 @@
 //! tree in between. Parsing runs with the GIL released, on a thread of its own
 //! for large inputs while the calling thread converts what has settled
 //! (module `typed`); `parse_many` parses on several threads, each converting its
-//! own documents in turn with the GIL. Errors are the CLI's one-line messages, raised as `ValueError`
-//! subclasses.
+//! own documents in turn with the GIL. Errors are the CLI's one-line messages,
+//! raised as `ValueError` subclasses.
 
 use idiolect::fold::Layout;
 use idiolect::session::{Dialect, Session};
@@ -19,11 +19,11 @@ use serde_json::Value;
 
 /// The module's Rust allocations (the typed documents, the parsers' buffers) go
 /// to mimalloc rather than the C library's malloc: documents are built on one
-/// thread and freed on another (the parsing thread of a large `parse`), which
-/// glibc's per-thread arenas serve through locks, and a parse allocates many
-/// small strings, mimalloc's fast case. Python's own
-/// objects keep CPython's allocator. `local_dynamic_tls`: the module is loaded
-/// with `dlopen`, which has no room reserved for initial-exec thread-locals.
+/// thread and read or freed on another (the parsing thread of a large `parse`),
+/// which glibc's per-thread arenas serve through locks, and a parse allocates
+/// many small strings, mimalloc's fast case. Python's own objects keep CPython's
+/// allocator. `local_dynamic_tls`: the module is loaded with `dlopen`, which has
+/// no room reserved for initial-exec thread-locals.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -149,16 +149,7 @@ fn text_of<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Text<'a>> {
 
 /// The bytes of a `str` (UTF-8) or `bytes` argument.
 fn text_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
-    if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(b.as_bytes());
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(s.to_str()?.as_bytes());
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be str or bytes, not {}",
-        type_name(obj)
-    )))
+    text_of(obj, what).map(Text::bytes)
 }
 
 /// Parses `text` whole and returns the document as compact JSON: the path of
