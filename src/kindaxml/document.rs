@@ -86,6 +86,8 @@ pub struct DocumentFolder {
     /// Segments before this index may be hollow: their text was released
     /// ([`Fold::release_settled`]) and is read from the output text instead.
     released: usize,
+    /// Every segment is hollow from the start ([`DocumentFolder::hollow`]).
+    hollow: bool,
 }
 
 impl DocumentFolder {
@@ -101,9 +103,32 @@ impl DocumentFolder {
         folder
     }
 
+    /// The same folder, but its segments hold no text of their own while they
+    /// are in it: a segment's text is read from the output text when it leaves
+    /// ([`DocumentFolder::take_settled`], [`DocumentFolder::take_settled_texts`],
+    /// [`DocumentFolder::into_document`]), once, instead of being copied as
+    /// text arrives and copied again wherever an annotation cuts it. For a
+    /// caller that takes segments out as they settle and needs their text only
+    /// for a moment ([`DocumentFolder::take_settled_texts`]); the document is
+    /// the same. Meanwhile [`Fold::document`] shows the segments without their
+    /// text, as it shows released ones.
+    pub fn hollow(mut self) -> Self {
+        self.hollow = true;
+        self
+    }
+
+    /// How many segments, from the first, may be hollow.
+    fn hollow_count(&self) -> usize {
+        if self.hollow {
+            self.document.segments.len()
+        } else {
+            self.released
+        }
+    }
+
     /// The finished document.
     pub fn into_document(mut self) -> Document {
-        for i in 0..self.released {
+        for i in 0..self.hollow_count() {
             self.refill(i);
         }
         self.document.text.shrink_to_fit();
@@ -170,13 +195,34 @@ impl DocumentFolder {
         if settled == 0 {
             return;
         }
-        for i in 0..self.released.min(settled) {
+        for i in 0..self.hollow_count().min(settled) {
             self.refill(i);
         }
         self.released = self.released.saturating_sub(settled);
         self.starts.drain(..settled);
         for segment in self.document.segments.drain(..settled) {
             out(segment);
+        }
+    }
+
+    /// Takes the segments [`DocumentFolder::take_settled`] would take, but hands
+    /// `out` each one's text as a slice of the output text, with its
+    /// annotations, instead of a [`Segment`]: a hollow folder
+    /// ([`DocumentFolder::hollow`]) so gives its segments out without copying
+    /// their text. The slices follow one another in the output text.
+    pub fn take_settled_texts(&mut self, mut out: impl FnMut(&str, Vec<Annotation>)) {
+        let settled = self.settled_count();
+        if settled == 0 {
+            return;
+        }
+        let end = self.starts[settled];
+        self.released = self.released.saturating_sub(settled);
+        let text = &self.document.text;
+        let mut starts = self.starts.drain(..settled).peekable();
+        for segment in self.document.segments.drain(..settled) {
+            let start = starts.next().unwrap_or(end);
+            let next = starts.peek().copied().unwrap_or(end);
+            out(&text[start..next], segment.annotations);
         }
     }
 
@@ -193,11 +239,21 @@ impl DocumentFolder {
     fn append_text(&mut self, text: &str) {
         let segments = &mut self.document.segments;
         match segments.last_mut() {
-            Some(last) if last.annotations.is_empty() => last.text.push_str(text),
+            // A hollow segment's text is its range of the output text, which
+            // grows with it.
+            Some(last) if last.annotations.is_empty() => {
+                if !self.hollow {
+                    last.text.push_str(text);
+                }
+            }
             _ => {
                 self.starts.push(self.document.text.len());
                 segments.push(Segment {
-                    text: text.to_string(),
+                    text: if self.hollow {
+                        String::new()
+                    } else {
+                        text.to_string()
+                    },
                     annotations: Vec::new(),
                 });
             }
@@ -212,10 +268,17 @@ impl DocumentFolder {
             return i;
         }
         // Released segments come before any later annotation's start (see
-        // `release_settled`); should one be cut all the same, it is refilled first.
-        self.refill(i);
+        // `release_settled`); should one be cut all the same, it is refilled
+        // first. In a hollow folder both halves stay hollow.
+        if !self.hollow {
+            self.refill(i);
+        }
         let segment = &mut self.document.segments[i];
-        let tail = segment.text.split_off(at - self.starts[i]);
+        let tail = if self.hollow {
+            String::new()
+        } else {
+            segment.text.split_off(at - self.starts[i])
+        };
         let annotations = segment.annotations.clone();
         self.document.segments.insert(
             i + 1,

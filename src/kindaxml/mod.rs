@@ -45,9 +45,13 @@ use crate::span::Span;
 /// `Parser::with_options`, which says why options cannot be used.
 pub type Parser = Stream<KindaxmlMachine>;
 
-/// Parses a whole document: the streaming machinery, fed the whole input.
+/// Parses a whole document: the streaming machinery, fed the whole input. The
+/// fold is hollow ([`DocumentFolder::hollow`]): nothing reads the document
+/// before it is finished, so each segment's text is copied once, at the end.
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    fold::parse_whole::<KindaxmlMachine>(input, options)
+    let mut folder = DocumentFolder::with_text_capacity(input.len()).hollow();
+    fold::fold_whole_str(Parser::with_options(options)?, input, &mut folder);
+    Ok(folder.into_document())
 }
 
 impl DialectMachine for KindaxmlMachine {

@@ -214,30 +214,57 @@ fn unmatched_quote_cannot_swallow_more_than_a_line() {
     );
 }
 
+/// How [`taken_document`] folds.
+#[derive(Clone, Copy, Debug)]
+struct Taking {
+    /// [`Fold::release_settled`] before taking.
+    release: bool,
+    /// A [`DocumentFolder::hollow`] folder.
+    hollow: bool,
+    /// [`DocumentFolder::take_settled_texts`] instead of
+    /// [`DocumentFolder::take_settled`].
+    texts: bool,
+}
+
 /// The document of `input` fed in pieces of `size` bytes with
-/// [`DocumentFolder::take_settled`] and [`DocumentFolder::take_markers`] after
-/// each piece (and, with `release`, [`Fold::release_settled`] before them): the
+/// [`DocumentFolder::take_settled`] (or `take_settled_texts`) and
+/// [`DocumentFolder::take_markers`] after each piece (see [`Taking`]): the
 /// segments and markers taken, then the document left.
-fn taken_document(options: &Options, input: &[u8], size: usize, release: bool) -> Document {
+fn taken_document(options: &Options, input: &[u8], size: usize, how: Taking) -> Document {
     use crate::fold::Fold as _;
     let mut stream = crate::Stream::new(KindaxmlMachine::new(options).expect("valid options"));
     let mut folder = DocumentFolder::new();
+    if how.hollow {
+        folder = folder.hollow();
+    }
     let mut taken = Vec::new();
     let mut markers = Vec::new();
+    let mut take = |folder: &mut DocumentFolder| {
+        if how.texts {
+            folder.take_settled_texts(|text, annotations| {
+                taken.push(Segment {
+                    text: text.to_string(),
+                    annotations,
+                })
+            });
+        } else {
+            folder.take_settled(|segment| taken.push(segment));
+        }
+    };
     for piece in input.chunks(size.max(1)) {
         for event in stream.feed(piece) {
             folder.push(&event);
         }
-        if release {
+        if how.release {
             folder.release_settled();
         }
-        folder.take_settled(|segment| taken.push(segment));
+        take(&mut folder);
         folder.take_markers(|marker| markers.push(marker));
     }
     for event in stream.finish() {
         folder.push(&event);
     }
-    folder.take_settled(|segment| taken.push(segment));
+    take(&mut folder);
     let mut document = folder.into_document();
     taken.append(&mut document.segments);
     document.segments = taken;
@@ -251,22 +278,32 @@ proptest! {
 
     /// Taking the settled segments and the markers while folding changes
     /// nothing: they, then the segments and markers left, are those of the plain
-    /// fold, under every option set.
+    /// fold, under every option set; with segments taken whole or as texts, from
+    /// a hollow folder or not, released or not.
     #[test]
     fn taking_settled_segments_and_markers_keeps_the_document(
         parts in prop::collection::vec(kx_piece(), 0..24),
         size in 1usize..12,
         release in any::<bool>(),
+        hollow in any::<bool>(),
+        texts in any::<bool>(),
     ) {
         let input = parts.concat();
+        let simple = Taking { release: false, hollow: false, texts: false };
+        let how = Taking { release, hollow, texts };
         for options in option_sets() {
             let options: Options = serde_json::from_value(options).expect("valid options");
-            let whole = taken_document(&options, &input, usize::MAX, false);
+            let whole = taken_document(&options, &input, usize::MAX, simple);
             let mut plain = crate::Stream::new(KindaxmlMachine::new(&options).expect("valid options"));
             let mut events: Vec<Event> = plain.feed(&input).collect();
             events.extend(plain.finish());
             prop_assert_eq!(&whole, &Document::fold(&events));
-            prop_assert_eq!(&taken_document(&options, &input, size, release), &whole);
+            prop_assert_eq!(&taken_document(&options, &input, size, how), &whole);
+            // The whole-document parse, whose fold is hollow, gives the same
+            // (of inputs that are text: it takes a `str`).
+            if let Ok(text) = std::str::from_utf8(&input) {
+                prop_assert_eq!(&parse(text, &options).expect("valid options"), &whole);
+            }
         }
     }
 }
