@@ -17,33 +17,12 @@
 //! test (`tests/test_large.py`, the overlapped path) compare them with the
 //! expected documents.
 
-use idiolect::kindaxml::{Annotation, AttrValue, Attrs, Document, Marker, Segment};
+use idiolect::kindaxml::{Annotation, AttrValue, Attrs, Document, Marker};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
-use crate::pyser::{GcPause, Latin1, Shared};
-
-/// A document's long Latin-1 texts, rewritten by the thread that parsed it
-/// ([`Latin1::of`]), so the calling thread only copies them into strs.
-pub struct Prepared {
-    text: Option<Latin1>,
-    segments: Vec<Option<Latin1>>,
-}
-
-impl Prepared {
-    /// The Latin-1 forms of `document`'s text and of its segments' texts.
-    pub fn of(document: &Document) -> Prepared {
-        Prepared {
-            text: Latin1::of(&document.text),
-            segments: document
-                .segments
-                .iter()
-                .map(|s| Latin1::of(&s.text))
-                .collect(),
-        }
-    }
-}
+use crate::pyser::{GcPause, Shared};
 
 /// A new object and whether the cyclic collector tracks it.
 type Made<'py> = (Bound<'py, PyAny>, bool);
@@ -139,18 +118,15 @@ fn annotation<'py>(shared: &mut Shared<'py>, annotation: &Annotation) -> PyResul
     Ok((dict.into_any(), tracked))
 }
 
-/// A segment's dict (`{"text", "annotations"}`); `text` is the Latin-1 form
-/// of its text if one was made ahead.
+/// A segment's dict (`{"text", "annotations"}`), of its text's `str`.
 pub fn segment<'py>(
     shared: &mut Shared<'py>,
-    segment: &Segment,
-    text: Option<&Latin1>,
+    text: Bound<'py, PyString>,
+    annotations: &[Annotation],
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = shared.py();
     let dict = PyDict::new(py);
-    let text = Latin1::to_python(text, shared, &segment.text);
     set(&dict, shared.field("text"), &text)?;
-    let annotations = &segment.annotations;
     let annotations = list(py, annotations.len(), |i| {
         Ok(annotation(shared, &annotations[i])?.0)
     })?;
@@ -169,27 +145,31 @@ pub fn marker<'py>(shared: &mut Shared<'py>, marker: &Marker) -> PyResult<Bound<
     Ok(dict.into_any())
 }
 
-/// The document's dict (`{"text", "segments", "markers"}`), with the texts
-/// `prepared` ahead if there are.
-pub fn document<'py>(
-    shared: &mut Shared<'py>,
-    document: &Document,
-    prepared: Option<&Prepared>,
-) -> PyResult<Bound<'py, PyAny>> {
+/// The document's dict (`{"text", "segments", "markers"}`). In an overlapped
+/// parse, whose settled segments came first ([`Shared::joined`] holds their
+/// texts), its text is theirs and these segments' put together.
+pub fn document<'py>(shared: &mut Shared<'py>, document: &Document) -> PyResult<Bound<'py, PyAny>> {
     let py = shared.py();
     let _paused = GcPause::new(py);
-    let dict = PyDict::new(py);
-    let text = prepared.and_then(|p| p.text.as_ref());
-    let text = Latin1::to_python(text, shared, &document.text);
-    set(&dict, shared.field("text"), &text)?;
+    let mut joined = shared.joined.take();
     let segments = &document.segments;
     let segments = list(py, segments.len(), |i| {
-        let text = prepared.and_then(|p| p.segments.get(i)?.as_ref());
-        segment(shared, &segments[i], text)
+        let segment_text = &segments[i].text;
+        let text = match &mut joined {
+            Some(joined) => joined.push(shared, segment_text),
+            None => shared.string(segment_text),
+        };
+        segment(shared, text, &segments[i].annotations)
     })?;
-    set(&dict, shared.field("segments"), &segments)?;
+    let text = match joined {
+        Some(joined) => joined.finish(shared, &document.text),
+        None => shared.string(&document.text),
+    };
     let markers = &document.markers;
     let markers = list(py, markers.len(), |i| marker(shared, &markers[i]))?;
+    let dict = PyDict::new(py);
+    set(&dict, shared.field("text"), &text)?;
+    set(&dict, shared.field("segments"), &segments)?;
     set(&dict, shared.field("markers"), &markers)?;
     Ok(dict.into_any())
 }

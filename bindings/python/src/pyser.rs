@@ -130,6 +130,10 @@ pub struct Shared<'py> {
     use_templates: bool,
     /// Working space of [`new_string`].
     latin1: Vec<u8>,
+    /// A document's text being put together from its pieces' texts while they
+    /// are converted (kindaxml's segments in an overlapped parse: see
+    /// [`Joined`]); `None` outside such a conversion.
+    pub(crate) joined: Option<Joined>,
 }
 
 /// A dict with a struct's keys in order (values `None`), copied to make each
@@ -164,6 +168,7 @@ impl<'py> Shared<'py> {
             templates: Vec::new(),
             use_templates: true,
             latin1: Vec::new(),
+            joined: None,
         }
     }
 
@@ -394,6 +399,7 @@ pub fn to_python<'py, T: Serialize + ?Sized>(
 fn new_string<'py>(py: Python<'py>, s: &str, scratch: &mut Vec<u8>) -> Bound<'py, PyString> {
     let bytes = s.as_bytes();
     let ascii = ascii_prefix(bytes);
+    scratch.clear();
     if ascii == bytes.len() || !to_latin1(bytes, ascii, scratch) {
         return PyString::new(py, s);
     }
@@ -423,45 +429,50 @@ fn decode_latin1<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PySt
     made.and_then(|made| made.cast_into::<PyString>().map_err(PyErr::from))
 }
 
-/// A long text rewritten as Latin-1 ahead of its conversion, by a thread that
-/// does not hold the GIL (the parsing thread of an overlapped parse), so the
-/// calling thread, the serial part, only copies it into a `str`
-/// ([`new_string`] does the same work on the calling thread).
-pub struct Latin1 {
-    bytes: Box<[u8]>,
-    /// The length of the text it was made from, in bytes (a check).
+/// A document's text put together as Latin-1 from the texts of its pieces
+/// while they are converted, in order, so that the document's `str` is one copy
+/// at the end: for kindaxml, whose segments' texts concatenate to its text
+/// (KX-22), the parsing thread of an overlapped parse so need not rewrite the
+/// whole text once the parse has ended, a serial step of about half a
+/// millisecond per 4 MB. Holds nothing once a character from U+0100 on comes:
+/// such a text goes to CPython's UTF-8 decoder whole, as [`new_string`] sends it.
+#[derive(Default)]
+pub(crate) struct Joined {
+    /// The Latin-1 form of the texts so far (until one is `wide`).
+    latin1: Vec<u8>,
+    /// Their length in UTF-8 bytes: a check against the whole text.
     utf8_len: usize,
+    /// A character from U+0100 on has come.
+    wide: bool,
 }
 
-impl Latin1 {
-    /// The Latin-1 form of `s`, if it is worth making: `s` is longer than the
-    /// strings a conversion shares, holds a character above ASCII, and none
-    /// from U+0100 on.
-    pub fn of(s: &str) -> Option<Latin1> {
-        let bytes = s.as_bytes();
-        if bytes.len() <= SHARED_STRING_MAX {
-            return None;
+impl Joined {
+    /// Appends `s`, the next piece's text, and gives its `str`.
+    pub(crate) fn push<'py>(&mut self, shared: &mut Shared<'py>, s: &str) -> Bound<'py, PyString> {
+        self.utf8_len += s.len();
+        if self.wide {
+            return shared.string(s);
         }
-        let ascii = ascii_prefix(bytes);
-        let mut out = Vec::new();
-        (ascii < bytes.len() && to_latin1(bytes, ascii, &mut out)).then(|| Latin1 {
-            bytes: out.into_boxed_slice(),
-            utf8_len: bytes.len(),
-        })
+        let bytes = s.as_bytes();
+        let start = self.latin1.len();
+        if !to_latin1(bytes, ascii_prefix(bytes), &mut self.latin1) {
+            self.wide = true;
+            self.latin1 = Vec::new();
+            return shared.string(s);
+        }
+        if bytes.len() <= SHARED_STRING_MAX {
+            return shared.string(s);
+        }
+        from_latin1(shared.py, &self.latin1[start..]).unwrap_or_else(|| PyString::new(shared.py, s))
     }
 
-    /// The `str` of `s`, from this form if it was made from `s`.
-    pub fn to_python<'py>(
-        this: Option<&Latin1>,
-        shared: &mut Shared<'py>,
-        s: &str,
-    ) -> Bound<'py, PyString> {
-        match this {
-            Some(this) if this.utf8_len == s.len() => {
-                from_latin1(shared.py, &this.bytes).unwrap_or_else(|| PyString::new(shared.py, s))
-            }
-            _ => shared.string(s),
+    /// The `str` of `whole`, the text of every piece pushed, from the Latin-1
+    /// form put together if it is whole and `whole` is what was pushed.
+    pub(crate) fn finish<'py>(self, shared: &mut Shared<'py>, whole: &str) -> Bound<'py, PyString> {
+        if self.wide || self.utf8_len != whole.len() {
+            return shared.string(whole);
         }
+        from_latin1(shared.py, &self.latin1).unwrap_or_else(|| PyString::new(shared.py, whole))
     }
 }
 
@@ -487,10 +498,9 @@ pub(crate) fn ascii_prefix(bytes: &[u8]) -> usize {
         .count()
 }
 
-/// Rewrites UTF-8 `bytes`, whose first `ascii` bytes are ASCII, as Latin-1 into
-/// `out`; false when a character is U+0100 or above (`out` then holds a part).
+/// Appends UTF-8 `bytes`, whose first `ascii` bytes are ASCII, to `out` as
+/// Latin-1; false when a character is U+0100 or above (`out` then holds a part).
 pub(crate) fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
-    out.clear();
     out.reserve(bytes.len());
     out.extend_from_slice(&bytes[..ascii]);
     let mut rest = &bytes[ascii..];

@@ -104,22 +104,11 @@ pub trait Build: Sync {
     /// The key of a second array whose elements [`Build::write_settled`] hands
     /// out as they become final ([`Batch`]'s second list; kindaxml's markers).
     const SECOND_SETTLED_KEY: Option<&'static str> = None;
-    /// What a thread without the GIL can make ready for the conversion of a
-    /// document ([`direct::Prepared`]; `()` for serde's walk).
-    type Prepared: Send + 'static;
-    /// Made by the parsing thread of an overlapped parse for the rest of the
-    /// document it hands over: work taken off the serial part. `None`: nothing
-    /// to make. (`parse_many`'s threads convert their own documents.)
-    fn prepare(_document: &DocumentOf<Self>) -> Option<Self::Prepared> {
-        None
-    }
     /// The document as Python objects: serde's walk unless the dialect has a
-    /// conversion of its own ([`crate::direct`]), which may take what
-    /// [`Build::prepare`] made.
+    /// conversion of its own ([`crate::direct`]).
     fn to_python<'py>(
         shared: &mut Shared<'py>,
         document: &DocumentOf<Self>,
-        _prepared: Option<&Self::Prepared>,
     ) -> PyResult<Bound<'py, PyAny>>
     where
         DocumentOf<Self>: Serialize,
@@ -154,7 +143,6 @@ where
 {
     type Machine = M;
     type Folder = M::Folder;
-    type Prepared = ();
     fn name(&self) -> &'static str {
         M::NAME
     }
@@ -171,7 +159,6 @@ pub struct Deepseek(deepseek::Variant, &'static str);
 impl Build for Deepseek {
     type Machine = deepseek::DeepseekMachine;
     type Folder = field::DocumentFolder;
-    type Prepared = ();
     fn name(&self) -> &'static str {
         self.1
     }
@@ -191,9 +178,12 @@ impl Build for Deepseek {
 
 /// kindaxml: its document (`text`, `segments`, `markers`) has no leading array,
 /// but its fold hands out the segments no later annotation can cut
-/// ([`kindaxml::DocumentFolder::take_settled`]), which the calling thread converts
-/// while the parse goes on, as the other dialects' leading arrays. (The session
-/// path keeps its own way: it releases those segments' text.)
+/// ([`kindaxml::DocumentFolder::take_settled_texts`]), which the calling thread
+/// converts while the parse goes on, as the other dialects' leading arrays. The
+/// fold is hollow ([`kindaxml::DocumentFolder::hollow`]): its segments keep no
+/// text of their own, which is copied once, as they leave, instead of as it
+/// arrives and again at each cut. (The session path keeps its own way: it
+/// releases those segments' text.)
 pub struct Kindaxml;
 
 impl Build for Kindaxml {
@@ -208,39 +198,57 @@ impl Build for Kindaxml {
         spans: bool,
         len: usize,
     ) -> Result<(Self::Machine, Self::Folder), String> {
-        Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)
+        let (machine, folder) =
+            Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)?;
+        Ok((machine, folder.hollow()))
     }
     const SETTLED_KEY: Option<&'static str> = Some("segments");
     const SECOND_SETTLED_KEY: Option<&'static str> = Some("markers");
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
-        folder.take_settled(|segment| out.first.push(Box::new(SettledSegment(segment))));
+        let mut settled = SettledSegments::default();
+        folder.take_settled_texts(|text, annotations| {
+            settled.text.push_str(text);
+            settled.parts.push((text.len(), annotations));
+        });
+        if !settled.parts.is_empty() {
+            out.first.push(Box::new(settled));
+        }
         folder.take_markers(|marker| out.second.push(Box::new(SettledMarker(marker))));
-    }
-    type Prepared = direct::Prepared;
-    fn prepare(document: &kindaxml::Document) -> Option<direct::Prepared> {
-        Some(direct::Prepared::of(document))
     }
     fn to_python<'py>(
         shared: &mut Shared<'py>,
         document: &kindaxml::Document,
-        prepared: Option<&direct::Prepared>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        direct::document(shared, document, prepared)
+        direct::document(shared, document)
     }
 }
 
-/// A settled kindaxml segment, converted by [`direct::segment`] on the calling
-/// thread, its text too. (Rewriting the texts as Latin-1 on the parsing thread
-/// ahead, as the tail's [`direct::Prepared`] does, made the parsing thread the
-/// longer half once CPython's arenas were kept for reuse (src/arenas.rs): per 4 MB
-/// parse it took the parsing thread 14.3 M instructions and saves the calling
-/// thread 7.5 M, callgrind.)
-struct SettledSegment(kindaxml::Segment);
+/// The kindaxml segments one piece settled: their texts, which follow one
+/// another in the output text, copied into one string (one allocation a piece,
+/// not one a segment), and each one's length and annotations. Converted by
+/// [`direct::segment`] on the calling thread, which also puts the document's
+/// text together from these texts ([`Shared::joined`]), so that the parsing
+/// thread has nothing to rewrite once the parse has ended.
+#[derive(Default)]
+struct SettledSegments {
+    /// The segments' texts, one after another.
+    text: String,
+    /// Each segment's text length (bytes of `text`) and annotations, in order.
+    parts: Vec<(usize, Vec<kindaxml::Annotation>)>,
+}
 
-impl Element for SettledSegment {
+impl Element for SettledSegments {
     /// (The caller pauses the collector for the batch, see [`receive_pieces`].)
-    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
-        direct::segment(shared, &self.0, None)
+    fn append_to<'py>(&self, shared: &mut Shared<'py>, list: &Bound<'py, PyList>) -> PyResult<()> {
+        let mut joined = shared.joined.take().unwrap_or_default();
+        let mut at = 0;
+        let made = self.parts.iter().try_for_each(|(len, annotations)| {
+            let text = joined.push(shared, &self.text[at..at + len]);
+            at += len;
+            list.append(direct::segment(shared, text, annotations)?)
+        });
+        shared.joined = Some(joined);
+        made
     }
 }
 
@@ -251,8 +259,8 @@ struct SettledMarker(kindaxml::Marker);
 
 impl Element for SettledMarker {
     /// (The caller pauses the collector for the batch, see [`receive_pieces`].)
-    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
-        direct::marker(shared, &self.0)
+    fn append_to<'py>(&self, shared: &mut Shared<'py>, list: &Bound<'py, PyList>) -> PyResult<()> {
+        list.append(direct::marker(shared, &self.0)?)
     }
 }
 
@@ -345,12 +353,12 @@ fn drop_until_closed(garbage: &mpsc::Receiver<Garbage>) {
 
 /// A settled element on its way to Python: any typed value a fold hands out.
 trait Element: Send {
-    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>>;
+    fn append_to<'py>(&self, shared: &mut Shared<'py>, list: &Bound<'py, PyList>) -> PyResult<()>;
 }
 
 impl<T: Serialize + Send> Element for T {
-    fn to_python<'py>(&self, shared: &mut Shared<'py>) -> PyResult<Bound<'py, PyAny>> {
-        shared.convert(self)
+    fn append_to<'py>(&self, shared: &mut Shared<'py>, list: &Bound<'py, PyList>) -> PyResult<()> {
+        list.append(shared.convert(self)?)
     }
 }
 
@@ -375,11 +383,11 @@ impl Settle for Batch {
 }
 
 /// What the parsing thread of an overlapped parse sends.
-enum Piece<D, P> {
+enum Piece<D> {
     /// Elements of the leading array that no later event can change.
     Settled(Batch),
     /// The rest of the document, once the input has ended.
-    Done(D, Option<P>),
+    Done(D),
     /// The options were refused.
     Failed(String),
 }
@@ -391,7 +399,7 @@ fn parse_pieces<B: Build>(
     options: &Value,
     spans: bool,
     text: Text<'_>,
-    out: &mpsc::SyncSender<Piece<DocumentOf<B>, B::Prepared>>,
+    out: &mpsc::SyncSender<Piece<DocumentOf<B>>>,
     garbage: &mpsc::Receiver<Garbage>,
 ) where
     DocumentOf<B>: Send,
@@ -430,8 +438,7 @@ fn parse_pieces<B: Build>(
         return;
     }
     let document = folder.into_document();
-    let prepared = B::prepare(&document);
-    if out.send(Piece::Done(document, prepared)).is_ok() {
+    if out.send(Piece::Done(document)).is_ok() {
         drop_until_closed(garbage);
     }
 }
@@ -461,7 +468,7 @@ fn receive_pieces<'py, B: Build>(
     py: Python<'py>,
     name: &str,
     key: &'static str,
-    mut receiver: mpsc::Receiver<Piece<DocumentOf<B>, B::Prepared>>,
+    mut receiver: mpsc::Receiver<Piece<DocumentOf<B>>>,
     garbage: mpsc::Sender<Garbage>,
 ) -> PyResult<Bound<'py, PyAny>>
 where
@@ -480,10 +487,10 @@ where
                     // this thread waits without the GIL (other threads run then).
                     let _paused = GcPause::new(py);
                     for element in &batch.first {
-                        settled.append(element.to_python(&mut shared)?)?;
+                        element.append_to(&mut shared, &settled)?;
                     }
                     for element in &batch.second {
-                        second.append(element.to_python(&mut shared)?)?;
+                        element.append_to(&mut shared, &second)?;
                     }
                 }
                 // The parsing thread frees the typed values (or nobody does
@@ -492,9 +499,8 @@ where
                 // Ctrl-C while a long document converts raises here.
                 py.check_signals()?;
             }
-            Some(Piece::Done(rest, prepared)) => {
-                let document = B::to_python(&mut shared, &rest, prepared.as_ref())?;
-                let _ = garbage.send(Box::new(prepared));
+            Some(Piece::Done(rest)) => {
+                let document = B::to_python(&mut shared, &rest)?;
                 let _ = garbage.send(Box::new(rest));
                 put_in_front(&document, key, settled)?;
                 if let Some(key) = B::SECOND_SETTLED_KEY {
@@ -580,7 +586,7 @@ where
         let doc = py
             .detach(|| document(self, options, spans, text))
             .map_err(|e| options_error(self.name(), e))?;
-        B::to_python(&mut Shared::new(py), &doc, None)
+        B::to_python(&mut Shared::new(py), &doc)
     }
 
     fn parse_many<'py>(
@@ -784,7 +790,7 @@ where
             .map_err(|e| options_error(build.name(), e))
             .and_then(|exhausted| {
                 for (i, document) in parsed.drain(..) {
-                    made.push((i, B::to_python(&mut shared, &document, None)?));
+                    made.push((i, B::to_python(&mut shared, &document)?));
                     spent.push(document);
                 }
                 py.check_signals()?;

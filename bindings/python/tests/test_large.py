@@ -71,15 +71,19 @@ def test_a_large_str_of_wide_characters_parses_as_its_utf8_streamed(dialect):
     ids=["latin1", "wide-at-the-end", "wide-at-the-start", "widest-at-the-end"],
 )
 def test_a_large_kindaxml_text_keeps_every_character_whatever_its_width(first, last):
-    # The parsing thread rewrites the output text and each segment's text as
-    # Latin-1 for the calling thread; a character from U+0100 on, wherever it
-    # comes, must leave that text to the UTF-8 path.
-    unit = "na\u00efve \u00fcber <cite id=1>caf\u00e9 \u00ff line</cite>\nplain ascii <b>x</b> \u00e0\n"
+    # The calling thread puts the output text together as Latin-1 from the
+    # segments' texts, long and short (one-character segments here), as it
+    # converts them; a character from U+0100 on, wherever it comes, must leave
+    # that text to the UTF-8 path.
+    unit = (
+        "na\u00efve \u00fcber <cite id=1>caf\u00e9 \u00ff line</cite>\nplain ascii <b>x</b> \u00e0\n"
+        "<cite id=2>\u00e9</cite> and <cite id=3>y</cite>.\n"
+    )
     text = first + unit * (LARGE // len(unit) + 1) + last
     document = idiolect.parse("kindaxml", text)
     assert document == streamed("kindaxml", text.encode(), False)
     assert document["text"].startswith(first + "na\u00efve \u00fcber caf\u00e9 \u00ff line")
-    assert document["text"].endswith("x \u00e0\n" + last)
+    assert document["text"].endswith("x \u00e0\n\u00e9 and y.\n" + last)
 
 
 def test_parse_many_of_large_documents_keeps_order_on_two_threads():
