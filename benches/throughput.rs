@@ -70,7 +70,7 @@ fn kindaxml_with(options: kindaxml::Options) -> impl Fn(&[u8], usize) -> usize {
 fn kindaxml_document_with(options: kindaxml::Options) -> impl Fn(&[u8], usize) -> usize {
     move |input, chunk| {
         let mut parser = kindaxml::Parser::with_options(&options).expect("options");
-        let mut folder = kindaxml::DocumentFolder::new();
+        let mut folder = kindaxml::DocumentFolder::new().hollow();
         for piece in input.chunks(chunk.max(1)) {
             for event in parser.feed(piece) {
                 folder.push(&event);
