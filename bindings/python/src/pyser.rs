@@ -447,6 +447,14 @@ pub(crate) struct Joined {
 }
 
 impl Joined {
+    /// An empty text with room for `len` bytes of Latin-1, so that it is not
+    /// copied as it grows (about 0.4 ms of a 4 MB kindaxml `parse`).
+    pub(crate) fn with_capacity(len: usize) -> Joined {
+        Joined {
+            latin1: Vec::with_capacity(len),
+            ..Joined::default()
+        }
+    }
     /// Appends `s`, the next piece's text, and gives its `str`.
     pub(crate) fn push<'py>(&mut self, shared: &mut Shared<'py>, s: &str) -> Bound<'py, PyString> {
         self.utf8_len += s.len();

@@ -41,7 +41,7 @@ use serde_json::Value;
 
 use crate::convert::from_json;
 use crate::direct;
-use crate::pyser::{GcPause, Shared};
+use crate::pyser::{GcPause, Joined, Shared};
 use crate::{OptionsError, Text};
 
 /// How one dialect (in one mode) parses whole documents into Python objects.
@@ -205,7 +205,10 @@ impl Build for Kindaxml {
     const SETTLED_KEY: Option<&'static str> = Some("segments");
     const SECOND_SETTLED_KEY: Option<&'static str> = Some("markers");
     fn write_settled(folder: &mut Self::Folder, out: &mut Batch) {
-        let mut settled = SettledSegments::default();
+        let mut settled = SettledSegments {
+            input_len: out.input_len,
+            ..Default::default()
+        };
         folder.take_settled_texts(|text, annotations| {
             settled.text.push_str(text);
             settled.parts.push((text.len(), annotations));
@@ -235,12 +238,18 @@ struct SettledSegments {
     text: String,
     /// Each segment's text length (bytes of `text`) and annotations, in order.
     parts: Vec<(usize, Vec<kindaxml::Annotation>)>,
+    /// The whole input's size: room for the document's text, which is never
+    /// longer ([`Joined::with_capacity`], made for the first piece).
+    input_len: usize,
 }
 
 impl Element for SettledSegments {
     /// (The caller pauses the collector for the batch, see [`receive_pieces`].)
     fn append_to<'py>(&self, shared: &mut Shared<'py>, list: &Bound<'py, PyList>) -> PyResult<()> {
-        let mut joined = shared.joined.take().unwrap_or_default();
+        let mut joined = shared
+            .joined
+            .take()
+            .unwrap_or_else(|| Joined::with_capacity(self.input_len));
         let mut at = 0;
         let made = self.parts.iter().try_for_each(|(len, annotations)| {
             let text = joined.push(shared, &self.text[at..at + len]);
@@ -368,9 +377,19 @@ impl<T: Serialize + Send> Element for T {
 pub struct Batch {
     first: Vec<Box<dyn Element>>,
     second: Vec<Box<dyn Element>>,
+    /// The size of the whole input being parsed, for reserving room.
+    input_len: usize,
 }
 
 impl Batch {
+    /// An empty batch of a parse of `input_len` bytes.
+    fn for_input(input_len: usize) -> Batch {
+        Batch {
+            input_len,
+            ..Batch::default()
+        }
+    }
+
     fn is_empty(&self) -> bool {
         self.first.is_empty() && self.second.is_empty()
     }
@@ -421,7 +440,7 @@ fn parse_pieces<B: Build>(
         for event in events {
             folder.push(&event);
         }
-        let mut batch = Batch::default();
+        let mut batch = Batch::for_input(text.len());
         B::write_settled(&mut folder, &mut batch);
         // A closed channel means the caller stopped (an exception): stop too.
         if !batch.is_empty() && out.send(Piece::Settled(batch)).is_err() {
@@ -432,7 +451,7 @@ fn parse_pieces<B: Build>(
     for event in stream.finish() {
         folder.push(&event);
     }
-    let mut batch = Batch::default();
+    let mut batch = Batch::for_input(text.len());
     B::write_settled(&mut folder, &mut batch);
     if !batch.is_empty() && out.send(Piece::Settled(batch)).is_err() {
         return;
