@@ -34,6 +34,14 @@ pub trait DialectMachine: Machine + Sized {
     /// size when known in advance (0 otherwise), for reserving room.
     fn folder(options: &Self::Options, spans: bool, input_len: usize) -> Self::Folder;
 
+    /// A folder for a whole input of `input_len` bytes whose document nobody
+    /// reads before it is finished ([`parse_whole`], and callers that take its
+    /// settled parts out as they settle): [`DialectMachine::folder`], unless the
+    /// dialect folds such a document more cheaply (kindaxml's hollow fold).
+    fn whole_folder(options: &Self::Options, spans: bool, input_len: usize) -> Self::Folder {
+        Self::folder(options, spans, input_len)
+    }
+
     /// The most bytes this machine may hold back undecided, or `None` when a unit
     /// is held whole until it completes (documented per dialect).
     fn hold_back_bound(&self) -> Option<usize>;
@@ -54,7 +62,7 @@ pub fn parse_whole<M: DialectMachine>(
     input: &str,
     options: &M::Options,
 ) -> Result<DocumentOf<M>, M::Problem> {
-    let mut folder = M::folder(options, false, input.len());
+    let mut folder = M::whole_folder(options, false, input.len());
     fold_whole_str(Stream::<M>::with_options(options)?, input, &mut folder);
     Ok(folder.into_document())
 }

@@ -111,9 +111,13 @@ impl DocumentFolder {
     /// caller that takes segments out as they settle and needs their text only
     /// for a moment ([`DocumentFolder::take_settled_texts`]); the document is
     /// the same. Meanwhile [`Fold::document`] shows the segments without their
-    /// text, as it shows released ones.
+    /// text, as it shows released ones. The segments folded so far become
+    /// hollow too.
     pub fn hollow(mut self) -> Self {
         self.hollow = true;
+        for segment in &mut self.document.segments {
+            segment.text = String::new();
+        }
         self
     }
 
@@ -267,19 +271,19 @@ impl DocumentFolder {
         if self.starts[i] == at {
             return i;
         }
-        // Released segments come before any later annotation's start (see
+        // In a hollow folder both halves stay hollow. Otherwise: released
+        // segments come before any later annotation's start (see
         // `release_settled`); should one be cut all the same, it is refilled
-        // first. In a hollow folder both halves stay hollow.
-        if !self.hollow {
-            self.refill(i);
-        }
-        let segment = &mut self.document.segments[i];
+        // first.
         let tail = if self.hollow {
             String::new()
         } else {
-            segment.text.split_off(at - self.starts[i])
+            self.refill(i);
+            self.document.segments[i]
+                .text
+                .split_off(at - self.starts[i])
         };
-        let annotations = segment.annotations.clone();
+        let annotations = self.document.segments[i].annotations.clone();
         self.document.segments.insert(
             i + 1,
             Segment {

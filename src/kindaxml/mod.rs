@@ -45,13 +45,9 @@ use crate::span::Span;
 /// `Parser::with_options`, which says why options cannot be used.
 pub type Parser = Stream<KindaxmlMachine>;
 
-/// Parses a whole document: the streaming machinery, fed the whole input. The
-/// fold is hollow ([`DocumentFolder::hollow`]): nothing reads the document
-/// before it is finished, so each segment's text is copied once, at the end.
+/// Parses a whole document: the streaming machinery, fed the whole input.
 pub fn parse(input: &str, options: &Options) -> Result<Document, OptionsProblem> {
-    let mut folder = DocumentFolder::with_text_capacity(input.len()).hollow();
-    fold::fold_whole_str(Parser::with_options(options)?, input, &mut folder);
-    Ok(folder.into_document())
+    fold::parse_whole::<KindaxmlMachine>(input, options)
 }
 
 impl DialectMachine for KindaxmlMachine {
@@ -69,6 +65,12 @@ impl DialectMachine for KindaxmlMachine {
     fn folder(_: &Options, _spans: bool, input_len: usize) -> DocumentFolder {
         // The output text is the input without its markup: never longer.
         DocumentFolder::with_text_capacity(input_len)
+    }
+
+    /// Hollow ([`DocumentFolder::hollow`]): nothing reads the document before
+    /// it is finished, so each segment's text is copied once, as it leaves.
+    fn whole_folder(options: &Options, spans: bool, input_len: usize) -> DocumentFolder {
+        Self::folder(options, spans, input_len).hollow()
     }
 
     fn hold_back_bound(&self) -> Option<usize> {

@@ -219,7 +219,8 @@ fn unmatched_quote_cannot_swallow_more_than_a_line() {
 struct Taking {
     /// [`Fold::release_settled`] before taking.
     release: bool,
-    /// A [`DocumentFolder::hollow`] folder.
+    /// The folder made [`DocumentFolder::hollow`] after the first piece, with
+    /// segments folded already (`parse` folds hollow from the start).
     hollow: bool,
     /// [`DocumentFolder::take_settled_texts`] instead of
     /// [`DocumentFolder::take_settled`].
@@ -234,9 +235,6 @@ fn taken_document(options: &Options, input: &[u8], size: usize, how: Taking) -> 
     use crate::fold::Fold as _;
     let mut stream = crate::Stream::new(KindaxmlMachine::new(options).expect("valid options"));
     let mut folder = DocumentFolder::new();
-    if how.hollow {
-        folder = folder.hollow();
-    }
     let mut taken = Vec::new();
     let mut markers = Vec::new();
     let mut take = |folder: &mut DocumentFolder| {
@@ -251,9 +249,12 @@ fn taken_document(options: &Options, input: &[u8], size: usize, how: Taking) -> 
             folder.take_settled(|segment| taken.push(segment));
         }
     };
-    for piece in input.chunks(size.max(1)) {
+    for (n, piece) in input.chunks(size.max(1)).enumerate() {
         for event in stream.feed(piece) {
             folder.push(&event);
+        }
+        if how.hollow && n == 0 {
+            folder = folder.hollow();
         }
         if how.release {
             folder.release_settled();

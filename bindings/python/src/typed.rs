@@ -149,7 +149,7 @@ where
     fn build(&self, options: &Value, spans: bool, len: usize) -> Result<(M, M::Folder), String> {
         let options: M::Options = options_of(options)?;
         let machine = M::with_options(&options).map_err(|e| e.to_string())?;
-        Ok((machine, M::folder(&options, spans, len)))
+        Ok((machine, M::whole_folder(&options, spans, len)))
     }
 }
 
@@ -180,7 +180,7 @@ impl Build for Deepseek {
 /// but its fold hands out the segments no later annotation can cut
 /// ([`kindaxml::DocumentFolder::take_settled_texts`]), which the calling thread
 /// converts while the parse goes on, as the other dialects' leading arrays. The
-/// fold is hollow ([`kindaxml::DocumentFolder::hollow`]): its segments keep no
+/// fold is hollow (`whole_folder`, [`kindaxml::DocumentFolder::hollow`]): its segments keep no
 /// text of their own, which is copied once, as they leave, instead of as it
 /// arrives and again at each cut. (The session path keeps its own way: it
 /// releases those segments' text.)
@@ -198,9 +198,7 @@ impl Build for Kindaxml {
         spans: bool,
         len: usize,
     ) -> Result<(Self::Machine, Self::Folder), String> {
-        let (machine, folder) =
-            Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)?;
-        Ok((machine, folder.hollow()))
+        Generic::<kindaxml::KindaxmlMachine>::NEW.build(options, spans, len)
     }
     const SETTLED_KEY: Option<&'static str> = Some("segments");
     const SECOND_SETTLED_KEY: Option<&'static str> = Some("markers");
