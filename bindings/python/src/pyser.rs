@@ -98,7 +98,7 @@ impl Hasher for WordHash {
 /// The hash the short-string cache finds `bytes` by (at most
 /// [`SHARED_STRING_MAX`] of them).
 #[inline]
-pub(crate) fn short_string_hash(bytes: &[u8]) -> u64 {
+fn short_string_hash(bytes: &[u8]) -> u64 {
     let mut hash = WordHash::default();
     hash.write(bytes);
     hash.finish()
@@ -486,7 +486,7 @@ impl Joined {
 
 /// How many bytes `bytes` starts with that are ASCII, eight at a time.
 #[inline]
-pub(crate) fn ascii_prefix(bytes: &[u8]) -> usize {
+fn ascii_prefix(bytes: &[u8]) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut words = bytes.chunks_exact(8);
     let mut at = 0;
@@ -508,7 +508,7 @@ pub(crate) fn ascii_prefix(bytes: &[u8]) -> usize {
 
 /// Appends UTF-8 `bytes`, whose first `ascii` bytes are ASCII, to `out` as
 /// Latin-1; false when a character is U+0100 or above (`out` then holds a part).
-pub(crate) fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
+fn to_latin1(bytes: &[u8], ascii: usize, out: &mut Vec<u8>) -> bool {
     out.reserve(bytes.len());
     out.extend_from_slice(&bytes[..ascii]);
     let mut rest = &bytes[ascii..];
