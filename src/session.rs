@@ -77,7 +77,10 @@ pub(crate) fn options_from_json<T: DeserializeOwned + Default>(
 ///   settled items are written and dropped, so memory stays near the input size);
 /// - as JSON values, for tests and tools that inspect events: [`Session::feed`],
 ///   [`Session::finish`], [`Session::document`] (not a fast path).
-pub trait Session {
+///
+/// A session is `Send`: it may move to another thread between calls (a Python
+/// `Parser` used from an executor's threads, a future held across an `.await`).
+pub trait Session: Send {
     /// Feeds a chunk; pushes the events it decided, as JSON values.
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>);
     /// Ends the input; pushes the events end-of-input decides, as JSON values.
@@ -294,9 +297,9 @@ where
 
 impl<M, F> Session for TypedSession<M, F>
 where
-    M: Machine,
-    M::Event: Serialize + Spanned + AsFieldEvent,
-    F: Fold<M::Event>,
+    M: Machine + Send,
+    M::Event: Serialize + Spanned + AsFieldEvent + Send,
+    F: Fold<M::Event> + Send,
 {
     fn feed(&mut self, bytes: &[u8], events: &mut Vec<Value>) {
         self.values(false, bytes, events);
@@ -393,10 +396,10 @@ where
 /// dialect's [`Dialect::open`].
 pub(crate) fn open<M>(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError>
 where
-    M: DialectMachine + 'static,
+    M: DialectMachine + Send + 'static,
     M::Options: DeserializeOwned,
-    M::Event: Serialize + Spanned + AsFieldEvent,
-    M::Folder: 'static,
+    M::Event: Serialize + Spanned + AsFieldEvent + Send,
+    M::Folder: Send + 'static,
 {
     let options: M::Options = options_from_json(M::NAME, options)?;
     let machine =
@@ -414,9 +417,9 @@ pub(crate) fn open_machine<M, F>(
     hold_back_bound: Option<usize>,
 ) -> Box<dyn Session>
 where
-    M: Machine + 'static,
-    M::Event: Serialize + Spanned + AsFieldEvent,
-    F: Fold<M::Event> + 'static,
+    M: Machine + Send + 'static,
+    M::Event: Serialize + Spanned + AsFieldEvent + Send,
+    F: Fold<M::Event> + Send + 'static,
 {
     Box::new(TypedSession::new(machine, fold, hold_back_bound))
 }
