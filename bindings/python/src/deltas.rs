@@ -153,7 +153,10 @@ fn merge(deltas: Vec<Delta>) -> Option<Delta> {
     Some(merged)
 }
 
-/// A field family's output as chat-completion deltas, one per fed chunk.
+// `Send + Sync` as PyO3 asks of a class that may cross threads: the stream is
+// (`FieldStream`), and the rest is plain data.
+/// A field family's output as chat-completion deltas, one per fed chunk. Usable
+/// from any thread, one call at a time.
 #[pyclass(module = "idiolect")]
 pub struct ChatDeltas {
     dialect: &'static str,

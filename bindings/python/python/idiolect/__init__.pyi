@@ -67,7 +67,9 @@ def render(
 
 @final
 class Parser:
-    """A streaming parse of one input: `feed` chunks, then `finish`."""
+    """A streaming parse of one input: `feed` chunks, then `finish`. Usable from any
+    thread, one call at a time; a call that overlaps another changing the parser
+    raises `RuntimeError` (README, "Threads")."""
 
     def __new__(
         cls,
@@ -122,7 +124,9 @@ class Delta(TypedDict, total=False):
 
 @final
 class ChatDeltas:
-    """A field family's output as OpenAI chat-completion deltas, one per fed chunk."""
+    """A field family's output as OpenAI chat-completion deltas, one per fed chunk.
+    Usable from any thread, one call at a time; a call that overlaps another changing
+    the stream raises `RuntimeError` (README, "Threads")."""
 
     def __new__(
         cls,
