@@ -31,7 +31,7 @@ def on_a_new_thread(call, *args):
     def run():
         try:
             outcome["result"] = call(*args)
-        except BaseException as error:  # noqa: BLE001 (a PanicException is one)
+        except BaseException as error:  # a PanicException is one
             outcome["error"] = error
 
     worker = threading.Thread(target=run)
@@ -42,20 +42,17 @@ def on_a_new_thread(call, *args):
     return outcome["result"]
 
 
-def events_here(dialect, chunks):
-    """The events of `chunks` fed to a parser on this thread alone."""
-    parser = idiolect.Parser(dialect)
-    events = []
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    return events + parser.finish()
-
-
 def feed_all(parser, chunks):
+    """The events of `chunks` fed to `parser`, then of its `finish`."""
     events = []
     for chunk in chunks:
         events += parser.feed(chunk)
     return events + parser.finish()
+
+
+def events_here(dialect, chunks):
+    """The events of `chunks` fed to a new parser on this thread alone."""
+    return feed_all(idiolect.Parser(dialect), chunks)
 
 
 def test_a_parser_made_here_is_fed_and_finished_on_another_thread():
@@ -181,7 +178,7 @@ def test_a_call_that_begins_while_another_changes_the_parser_raises_runtime_erro
             for call in (lambda: parser.feed("intruder"), lambda: parser.is_clean):
                 try:
                     outcomes.append(("returned", call()))
-                except BaseException as error:  # noqa: BLE001 (a PanicException is one)
+                except BaseException as error:  # a PanicException is one
                     outcomes.append(("raised", error))
 
         other = threading.Thread(target=run)
