@@ -117,7 +117,9 @@ pub(crate) fn json_string(raw: &str) -> Option<Cow<'_, str>> {
 /// object (FD-9's parse, whitespace around it allowed): only an object is
 /// unwrapped (FD-2, HE-6).
 fn holds_object(content: &str) -> bool {
-    content.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{')
+    content
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
         && Input::parse(content).is_some()
 }
 

@@ -175,7 +175,10 @@ impl HermesMachine {
                     self.wrappers.open(Some(spelling));
                     self.mode = Mode::Prose;
                 } else if self.probe.capture(r.think_close).is_some()
-                    || r.wrappers.close.iter().any(|c| self.probe.capture(*c).is_some())
+                    || r.wrappers
+                        .close
+                        .iter()
+                        .any(|c| self.probe.capture(*c).is_some())
                 {
                     // The reasoning closer; after a call nothing is open (HE-11), and
                     // in answer text it is stray (HE-15).

@@ -135,9 +135,11 @@ impl Machine for ReasoningMachine {
                 Outcome::Matched { end: len } => {
                     self.probing = None;
                     let marker_end = self.pos + len;
-                    let stray = self.probe.captures().iter().any(|c| {
-                        c.rule == self.rules.close[spelling.index()] && c.is_closed()
-                    });
+                    let stray = self
+                        .probe
+                        .captures()
+                        .iter()
+                        .any(|c| c.rule == self.rules.close[spelling.index()] && c.is_closed());
                     if self.reasoning {
                         self.emitter.reasoning_end(true, marker_end, out);
                         self.reasoning = false;
