@@ -860,15 +860,17 @@ fn minimax_m2(held: &[u8]) -> bool {
     false
 }
 
-/// The markers of glm (GL-2), the think markers aside (GL-16: the option's
-/// spellings).
-const GLM_MARKERS: [&str; 6] = [
+/// The markers of glm (GL-2) and its stop tokens, stray markers (GL-17), the
+/// think markers aside (GL-16: the option's spellings).
+const GLM_MARKERS: [&str; 8] = [
     "<tool_call>",
     "</tool_call>",
     "<arg_key>",
     "</arg_key>",
     "<arg_value>",
     "</arg_value>",
+    "<|observation|>",
+    "<|user|>",
 ];
 
 /// A glm name or key so far: at most 256 bytes without `stops`.

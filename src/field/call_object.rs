@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::field::grammars;
+use crate::field::input::Input;
 use crate::field::probe::rule;
 use crate::field::{Emitter, Event};
 use crate::machine::{Outcome, ParsingMachine, RuleId};
@@ -112,6 +113,16 @@ pub(crate) fn json_string(raw: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
 }
 
+/// Whether `content`, a stringified arguments value's decoded text, is one JSON
+/// object (FD-9's parse, whitespace around it allowed): only an object is
+/// unwrapped (FD-2, HE-6).
+fn holds_object(content: &str) -> bool {
+    content
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+        && Input::parse(content).is_some()
+}
+
 /// The reader of call objects, one at a time (see the module docs).
 #[derive(Clone, Debug)]
 pub struct CallObject {
@@ -133,6 +144,9 @@ pub struct CallObject {
     started: bool,
     /// Whether an arguments value was read.
     arguments_seen: bool,
+    /// Whether the arguments are a JSON object as written or unwrapped (FD-2: a
+    /// call whose arguments are another JSON value is not complete).
+    arguments_object: bool,
     /// Arguments read before the name was.
     held_arguments: Option<String>,
 }
@@ -156,6 +170,7 @@ impl CallObject {
             emitted: 0,
             started: false,
             arguments_seen: false,
+            arguments_object: false,
             held_arguments: None,
         }
     }
@@ -175,6 +190,7 @@ impl CallObject {
         self.emitted = at;
         self.started = false;
         self.arguments_seen = false;
+        self.arguments_object = false;
         self.held_arguments = None;
         self.run(Step::Key, Rules::get().object_open, at);
     }
@@ -309,6 +325,7 @@ impl CallObject {
                         {
                             emitter.markup(at, out);
                             self.emitted = at;
+                            self.arguments_object = pending.as_bytes()[at - base] == b'{';
                             Value::ArgumentsLive
                         }
                         other => other,
@@ -361,10 +378,19 @@ impl CallObject {
             Value::ArgumentsLive => self.arguments_seen = true,
             Value::ArgumentsHeld => {
                 self.arguments_seen = true;
-                // A string holding JSON stands for that JSON (HE-6).
+                // A string holding a JSON object stands for that object; any other
+                // string is its own JSON text, quotes and escapes as written (FD-2,
+                // HE-6): a client parses `arguments` whatever the model wrote.
                 let text = if raw.starts_with('"') {
-                    serde_json::from_str::<String>(raw).map_err(|_| at - 1)?
+                    let content = serde_json::from_str::<String>(raw).map_err(|_| at - 1)?;
+                    if holds_object(&content) {
+                        self.arguments_object = true;
+                        content
+                    } else {
+                        raw.to_string()
+                    }
                 } else {
+                    self.arguments_object = raw.starts_with('{');
                     raw.to_string()
                 };
                 if self.started {
@@ -387,8 +413,10 @@ impl CallObject {
         }
         if !self.arguments_seen {
             emitter.arguments_delta("{}", emitter.covered(), out);
+            self.arguments_object = true;
         }
-        emitter.call_end(true, end, out);
+        // Only an object is a tool's arguments (FD-2).
+        emitter.call_end(self.arguments_object, end, out);
         ObjectEnd::Called(end)
     }
 

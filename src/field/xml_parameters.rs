@@ -141,7 +141,8 @@ impl ParameterMachine {
         start_in_reasoning: bool,
         spellings: &[Spelling],
     ) -> Self {
-        let wrappers = FamilyWrappers::new(family.program, spellings, b'<');
+        // Every XML-parameter family reads stray closers (QC-20, GL-17, MM-17).
+        let wrappers = FamilyWrappers::new(family.program, spellings, b'<').with_stray_closers();
         let captured = [&family.captured()[..], &wrappers.captured()].concat();
         ParameterMachine {
             family,
@@ -252,17 +253,26 @@ impl ParameterMachine {
                     }
                     self.emitter.markup(start, out);
                     self.call_open(name, end, out);
-                } else if self.wrappers.marker(self.probe.captures()) == Some(WrapperMarker::Opened)
-                {
-                    self.emitter.reasoning_start(end, out);
-                    self.reasoning = true;
                 } else {
-                    if self.emitter.in_reasoning() {
-                        self.emitter.reasoning_end(true, end, out);
-                    } else {
-                        self.emitter.markup(end, out);
+                    match self.wrappers.marker(self.probe.captures()) {
+                        Some(WrapperMarker::Opened) => {
+                            self.emitter.reasoning_start(end, out);
+                            self.reasoning = true;
+                        }
+                        Some(WrapperMarker::Closed) => {
+                            // After a call no reasoning item is open (FD-2); in
+                            // answer text the closer is stray (RS-14): markup.
+                            if self.emitter.in_reasoning() {
+                                self.emitter.reasoning_end(true, end, out);
+                            } else {
+                                self.emitter.markup(end, out);
+                            }
+                            self.reasoning = false;
+                        }
+                        // A stray marker of the family's: markup, the state
+                        // unchanged (QC-20, GL-17, MM-17).
+                        None => self.emitter.markup(end, out),
                     }
-                    self.reasoning = false;
                 }
             }
             Probing::Body => {

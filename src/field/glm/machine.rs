@@ -20,7 +20,7 @@ fn family() -> &'static ParameterFamily {
         let p = grammars::glm();
         ParameterFamily {
             program: p,
-            prose: ProseRules::new(p, "call_start"),
+            prose: ProseRules::new(p, "call_marker"),
             body: rule(p, "call_body"),
             value_end: rule(p, "value_end"),
             nesting: None,

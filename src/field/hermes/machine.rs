@@ -140,10 +140,11 @@ impl HermesMachine {
         }
         let spelling =
             Spelling::of_lead_byte(byte).filter(|s| self.wrappers.applies(*s, self.reasoning))?;
+        // In answer text the closer is read too: a stray one is markup (HE-15).
         let markers = if self.reasoning {
             &r.wrappers.close
         } else {
-            &r.wrappers.open
+            &r.wrappers.text
         };
         Some(markers[spelling.index()])
     }
@@ -173,14 +174,24 @@ impl HermesMachine {
                     self.reasoning = true;
                     self.wrappers.open(Some(spelling));
                     self.mode = Mode::Prose;
-                } else {
-                    // The reasoning closer; after a call nothing is open (HE-11).
+                } else if self.probe.capture(r.think_close).is_some()
+                    || r.wrappers
+                        .close
+                        .iter()
+                        .any(|c| self.probe.capture(*c).is_some())
+                {
+                    // The reasoning closer; after a call nothing is open (HE-11), and
+                    // in answer text it is stray (HE-15).
                     if self.emitter.in_reasoning() {
                         self.emitter.reasoning_end(true, end, out);
                     } else {
                         self.emitter.markup(end, out);
                     }
                     self.reasoning = false;
+                    self.mode = Mode::Prose;
+                } else {
+                    // A stray call closer: markup, the state unchanged (HE-15).
+                    self.emitter.markup(end, out);
                     self.mode = Mode::Prose;
                 }
             }

@@ -60,6 +60,8 @@ struct Rules {
     list_next: RuleId,
     wrap_close: RuleId,
     list_close: RuleId,
+    /// The wrapper's closer, stray in prose (PY-17).
+    python_end: RuleId,
 }
 
 fn rule(program: &Program, names: &[&str]) -> RuleId {
@@ -102,6 +104,7 @@ impl Rules {
             list_next: py("list_next"),
             wrap_close: py("wrap_close"),
             list_close: py("list_close"),
+            python_end: py("python_end"),
         }
     }
 
@@ -268,6 +271,7 @@ impl LlamaMachine {
             r.object_close,
             r.separator,
             r.list_close,
+            r.python_end,
         ];
         captured.extend(r.wrappers.all());
         probe.capture_only(&captured);
@@ -438,6 +442,10 @@ impl LlamaMachine {
                     self.reasoning = false;
                     self.answer_start = !self.answered;
                     self.pos = end;
+                } else if self.family == Family::Pythonic && self.capture(r.python_end).is_some() {
+                    // A stray wrapper closer: markup, the state unchanged (PY-17).
+                    self.emitter.markup(end, out);
+                    self.pos = end;
                 } else if self.family == Family::Llama3Json {
                     // The tag: the unit is held until its call starts (LJ-6).
                     self.hold = Some(start);
@@ -482,6 +490,10 @@ impl LlamaMachine {
             _ => applies.map(|s| {
                 if self.reasoning {
                     r.wrappers.close[s.index()]
+                } else if self.family == Family::Pythonic {
+                    // In answer text the closer is read too: a stray one is
+                    // markup (PY-17, RS-14).
+                    r.wrappers.text[s.index()]
                 } else {
                     r.wrappers.open[s.index()]
                 }

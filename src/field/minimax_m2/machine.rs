@@ -20,7 +20,7 @@ fn family() -> &'static ParameterFamily {
         let p = grammars::minimax_m2();
         ParameterFamily {
             program: p,
-            prose: ProseRules::new(p, "block_start"),
+            prose: ProseRules::new(p, "block_marker_or_stray"),
             body: rule(p, "invoke_body"),
             value_end: rule(p, "value_end"),
             nesting: None,

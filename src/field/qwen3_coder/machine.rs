@@ -31,7 +31,7 @@ fn family() -> &'static ParameterFamily {
         let p = grammars::qwen3_coder();
         ParameterFamily {
             program: p,
-            prose: ProseRules::new(p, "call_start"),
+            prose: ProseRules::new(p, "call_marker"),
             body: rule(p, "function_body"),
             value_end: rule(p, "value_end"),
             nesting: Some(Nesting {

@@ -55,6 +55,9 @@ pub struct FamilyWrappers {
     leads: [u8; 3],
     /// How many of `leads` are distinct.
     lead_count: usize,
+    /// Whether an accepted closer in answer text is read (a stray closer, RS-13:
+    /// the family makes it markup).
+    stray_closers: bool,
 }
 
 impl FamilyWrappers {
@@ -77,7 +80,17 @@ impl FamilyWrappers {
             family_lead,
             leads,
             lead_count,
+            stray_closers: false,
         }
+    }
+
+    /// These wrappers also read, in answer text, an accepted closer at a byte other
+    /// than the family's lead (a stray closer, RS-13): [`Self::marker`] then says
+    /// [`WrapperMarker::Closed`] outside reasoning, and the family makes it markup.
+    /// (At the family's lead byte its own `text_marker` rule says so.)
+    pub fn with_stray_closers(mut self) -> FamilyWrappers {
+        self.stray_closers = true;
+        self
     }
 
     /// The rules whose captures [`Self::marker`] reads: the probe must record them.
@@ -111,6 +124,8 @@ impl FamilyWrappers {
         applies.map(|s| {
             if reasoning {
                 self.rules.close[s.index()]
+            } else if self.stray_closers {
+                self.rules.text[s.index()]
             } else {
                 self.rules.open[s.index()]
             }
@@ -118,7 +133,8 @@ impl FamilyWrappers {
     }
 
     /// Whether the prose unit that matched with `captures` was a wrapper marker; an
-    /// opener records its spelling (only its closer closes, RS-6).
+    /// opener records its spelling (only its closer closes, RS-6). A closer is
+    /// [`WrapperMarker::Closed`] in answer text too (a stray one, RS-13).
     pub fn marker(&mut self, captures: &[Capture]) -> Option<WrapperMarker> {
         let closed = |rule: RuleId| captures.iter().any(|c| c.rule == rule && c.is_closed());
         if let Some(s) = Spelling::ALL

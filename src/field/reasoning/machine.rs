@@ -117,10 +117,12 @@ impl Machine for ReasoningMachine {
                 match spelling.filter(|s| self.wrappers.applies(*s, self.reasoning)) {
                     None => self.prose_char(pending, base, out),
                     Some(s) => {
+                        // In answer text the closer is read too: a stray one is
+                        // markup (RS-13).
                         let rule = if self.reasoning {
                             self.rules.close[s.index()]
                         } else {
-                            self.rules.open[s.index()]
+                            self.rules.text[s.index()]
                         };
                         self.probe.start(rule, self.pos);
                         self.probing = Some(s);
@@ -133,9 +135,17 @@ impl Machine for ReasoningMachine {
                 Outcome::Matched { end: len } => {
                     self.probing = None;
                     let marker_end = self.pos + len;
+                    let stray = self
+                        .probe
+                        .captures()
+                        .iter()
+                        .any(|c| c.rule == self.rules.close[spelling.index()] && c.is_closed());
                     if self.reasoning {
                         self.emitter.reasoning_end(true, marker_end, out);
                         self.reasoning = false;
+                    } else if stray {
+                        // A closer with no reasoning open: markup (RS-13).
+                        self.emitter.markup(marker_end, out);
                     } else {
                         self.emitter.reasoning_start(marker_end, out);
                         self.reasoning = true;

@@ -77,6 +77,9 @@ pub struct MarkerRules {
     pub open: [RuleId; 3],
     /// Per spelling, the closer's rule.
     pub close: [RuleId; 3],
+    /// Per spelling, the opener or the closer: answer text's rule where a stray
+    /// closer is markup (RS-13).
+    pub text: [RuleId; 3],
 }
 
 impl MarkerRules {
@@ -97,6 +100,11 @@ impl MarkerRules {
                 get("rs_think_close"),
                 get("rs_bracket_close"),
                 get("rs_triangle_close"),
+            ],
+            text: [
+                get("rs_think_text"),
+                get("rs_bracket_text"),
+                get("rs_triangle_text"),
             ],
         }
     }
