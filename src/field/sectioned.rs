@@ -38,9 +38,6 @@ pub(crate) struct Format {
     /// Bytes besides JSON whitespace and `<` at which malformed arguments may end
     /// (deepseek-v3's closing fence begins with a backquote).
     pub(crate) raw_stop: Option<u8>,
-    /// Whether a section ends reasoning for good, so text follows the section
-    /// (kimi-k2, KK-5); otherwise reasoning goes on after it (deepseek, FD-2).
-    pub(crate) section_ends_reasoning: bool,
 }
 
 /// Where the machine stands.
@@ -185,9 +182,6 @@ impl SectionedMachine {
         } else if self.capture(self.format.section_begin).is_some() {
             if self.emitter.in_reasoning() {
                 self.emitter.reasoning_end(true, start, out);
-            }
-            if self.format.section_ends_reasoning {
-                self.reasoning = false;
             }
             self.emitter.markup(end, out);
             self.mode = Mode::Section;

@@ -29,8 +29,6 @@ fn format(variant: Variant) -> Format {
             tool_name: rule(p, "tool_name"),
             call_id: None,
             raw_stop,
-            // Reasoning goes on after a calls section (D3-6, FD-2).
-            section_ends_reasoning: false,
         };
         [
             // v3's arguments sit in a fence: malformed ones may end at its backquote.

@@ -1,6 +1,6 @@
 //! The kimi-k2 state machine (spec/kimi-k2.md): the sectioned JSON machine
 //! (`field::sectioned`) on the rules of grammar/kimi-k2.pest, whose headers carry
-//! the call id and whose tool section ends unclosed reasoning (KK-5).
+//! the call id; a tool section breaks out of reasoning, which resumes after it (KK-5).
 
 use std::sync::OnceLock;
 
@@ -29,8 +29,6 @@ fn format() -> Format {
             // The written `functions.NAME:IDX` is the call id (KK-9).
             call_id: Some(rule(p, "call_id")),
             raw_stop: None,
-            // The tool section ends reasoning; text follows it (KK-5).
-            section_ends_reasoning: true,
         }
     })
 }
