@@ -27,6 +27,9 @@ pub(crate) struct Format {
     pub(crate) section_marker: RuleId,
     /// What ends a call after its arguments.
     pub(crate) call_tail: RuleId,
+    /// What ends a call's arguments at a marker: its tail, or a special token not
+    /// consumed (JA-12).
+    pub(crate) arguments_stop: RuleId,
     /// Captured by the prose marker that opens a section.
     pub(crate) section_begin: RuleId,
     /// Captured by the section marker that closes the section.
@@ -99,7 +102,12 @@ impl SectionedMachine {
             probe: MarkerProbe::new(format.program, &captured),
             wrappers,
             probing: None,
-            arguments: CallArguments::new(format.program, format.call_tail, format.raw_stop),
+            arguments: CallArguments::new(
+                format.program,
+                format.call_tail,
+                format.arguments_stop,
+                format.raw_stop,
+            ),
             cut: false,
             mode: Mode::Prose,
             reasoning: false,

@@ -23,6 +23,7 @@ fn format() -> Format {
             section_space: rule(p, "section_space"),
             section_marker: rule(p, "section_marker"),
             call_tail: rule(p, "call_tail"),
+            arguments_stop: rule(p, "arguments_stop"),
             section_begin: rule(p, "section_begin"),
             section_end: rule(p, "section_end"),
             tool_name: rule(p, "tool_name"),
