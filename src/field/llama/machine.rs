@@ -49,6 +49,7 @@ struct Rules {
     member_next: RuleId,
     json_value: RuleId,
     call_next: RuleId,
+    stray_marker: RuleId,
     object_open: RuleId,
     member_name: RuleId,
     object_close: RuleId,
@@ -92,6 +93,7 @@ impl Rules {
             member_next: lj("member_next"),
             json_value: lj("json_value"),
             call_next: lj("call_next"),
+            stray_marker: lj("stray_marker"),
             object_open: lj("object_open"),
             member_name: lj("member_name"),
             object_close: lj("object_close"),
@@ -269,6 +271,9 @@ impl LlamaMachine {
             r.separator,
             r.list_close,
         ];
+        if family == Family::Llama3Json {
+            captured.push(r.stray_marker);
+        }
         captured.extend(r.wrappers.all());
         probe.capture_only(&captured);
         probe.set_depth_limit(DEPTH);
@@ -437,6 +442,12 @@ impl LlamaMachine {
                     }
                     self.reasoning = false;
                     self.answer_start = !self.answered;
+                    self.pos = end;
+                } else if self.family == Family::Llama3Json
+                    && self.capture(r.stray_marker).is_some()
+                {
+                    // A stop token outside a call group (LJ-16).
+                    self.emitter.markup(end, out);
                     self.pos = end;
                 } else if self.family == Family::Llama3Json {
                     // The tag: the unit is held until its call starts (LJ-6).
