@@ -99,7 +99,7 @@ impl CallArguments {
 
     /// Reads `pending` (at absolute `base`) from `*at`, which it moves past what it
     /// decides, emitting argument deltas through `emitter`; `probe` runs the tail
-    /// rule on the family's grammar.
+    /// and stop rules on the family's grammar.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn advance(
         &mut self,
