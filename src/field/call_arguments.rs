@@ -2,7 +2,8 @@
 //! write a header, then an arguments object, then a closing marker read them
 //! (deepseek, kimi-k2, harmony): the object read structurally as its bytes arrive
 //! (JA-1 to JA-4), the tail probed on the family's grammar after it (JA-5, JA-6),
-//! and malformed arguments read raw up to the tail (JA-7, JA-8).
+//! malformed arguments read raw up to the tail (JA-7, JA-8), and the family's
+//! special-token markers, which end the arguments wherever they begin (JA-12).
 
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::probe::MarkerProbe;
@@ -47,19 +48,39 @@ pub(crate) struct CallArguments {
     /// A byte besides JSON whitespace and `<` at which malformed arguments may end
     /// (deepseek-v3's closing fence).
     raw_stop: Option<u8>,
-    /// Whether the tail probe is active; its candidate is the first pending byte.
+    /// The family's rule that ends the arguments at a marker: the call's tail, or a
+    /// special token not consumed (JA-12).
+    stop: RuleId,
+    /// Whether the tail probe is active; its candidate is the first pending byte
+    /// (in the object: the byte at `candidate`).
     probing: bool,
+    /// In the object: the offset from its `{` of the `<` being probed, or from
+    /// which the next one is searched.
+    candidate: usize,
 }
 
+/// The first byte of every special-token marker of the families that read their
+/// arguments here (deepseek's `<｜…｜>`, kimi-k2's and harmony's `<|…|>`): the only
+/// bytes of an object at which the `stop` rule is probed (JA-12).
+const SPECIAL_LEAD: u8 = b'<';
+
 impl CallArguments {
-    /// Arguments of calls in `program`, ended by its rule `tail`.
-    pub(crate) fn new(program: &'static Program, tail: RuleId, raw_stop: Option<u8>) -> Self {
+    /// Arguments of calls in `program`, ended by its rule `tail`, or by its rule
+    /// `stop` at a special-token marker (JA-12).
+    pub(crate) fn new(
+        program: &'static Program,
+        tail: RuleId,
+        stop: RuleId,
+        raw_stop: Option<u8>,
+    ) -> Self {
         CallArguments {
             reader: ArgumentsReader::new(program),
             part: Part::Tail { empty: true },
             tail,
             raw_stop,
+            stop,
             probing: false,
+            candidate: 0,
         }
     }
 
@@ -67,6 +88,7 @@ impl CallArguments {
     /// object if `rest` starts with `{`, else with the tail (empty arguments).
     pub(crate) fn begin(&mut self, rest: &str) {
         self.probing = false;
+        self.candidate = 0;
         if rest.as_bytes().first() == Some(&b'{') {
             self.reader.start();
             self.part = Part::Object;
@@ -77,7 +99,7 @@ impl CallArguments {
 
     /// Reads `pending` (at absolute `base`) from `*at`, which it moves past what it
     /// decides, emitting argument deltas through `emitter`; `probe` runs the tail
-    /// rule on the family's grammar.
+    /// and stop rules on the family's grammar.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn advance(
         &mut self,
@@ -94,11 +116,46 @@ impl CallArguments {
         loop {
             match self.part {
                 Part::Object => {
-                    let read =
-                        self.reader
-                            .read_emitting(&pending[*at..], base + *at, eof, emitter, out);
+                    let unit = &pending[*at..];
+                    if self.probing {
+                        // A `<` inside the object: a special token ends the call there
+                        // (JA-12); anything else is the object's byte.
+                        let (outcome, _) = probe.run_cut(&unit[self.candidate..], eof);
+                        if outcome == Outcome::NeedMore {
+                            return Step::More;
+                        }
+                        self.probing = false;
+                        if let Outcome::Matched { end } = outcome {
+                            *at += self.candidate + end;
+                            return Step::Ended { complete: false };
+                        }
+                        // Not a special token (a cut one at end of input neither):
+                        // the `<` belongs to the object.
+                        self.candidate += 1;
+                    }
+                    // The reader runs up to the next `<`, the only byte that may begin
+                    // a special token: the hot path stays one memchr per chunk.
+                    let next = memchr::memchr(SPECIAL_LEAD, &unit.as_bytes()[self.candidate..])
+                        .map(|k| self.candidate + k);
+                    let upto = next.unwrap_or(unit.len());
+                    let read = self.reader.read_emitting(
+                        &unit[..upto],
+                        base + *at,
+                        eof && next.is_none(),
+                        emitter,
+                        out,
+                    );
                     match read {
-                        ObjectRead::More => return Step::More,
+                        ObjectRead::More => {
+                            let Some(candidate) = next else {
+                                // Searched to here: the next chunk's search starts here.
+                                self.candidate = upto;
+                                return Step::More;
+                            };
+                            self.candidate = candidate;
+                            probe.begin(self.stop);
+                            self.probing = true;
+                        }
                         ObjectRead::Complete(end) => {
                             *at += end;
                             self.part = Part::Tail { empty: false };
@@ -160,7 +217,7 @@ impl CallArguments {
                         };
                         emitter.arguments_delta(&pending[*at..*at + k], base + *at + k, out);
                         *at += k;
-                        probe.begin(self.tail);
+                        probe.begin(self.stop);
                         self.probing = true;
                     }
                     let (outcome, _) = probe.run_cut(&pending[*at..], eof);

@@ -71,6 +71,13 @@ impl MarkerProbe {
         )
     }
 
+    /// How `rule` fares at the start of `unit`, all the bytes there are (a one-off
+    /// check, outside any candidate).
+    pub fn match_at(&mut self, rule: RuleId, unit: &str) -> Outcome {
+        self.machine.start(rule);
+        self.machine.finish(unit.as_bytes())
+    }
+
     /// The captures of the last match.
     pub fn captures(&self) -> &[Capture] {
         self.machine.captures()

@@ -27,6 +27,9 @@ pub(crate) struct Format {
     pub(crate) section_marker: RuleId,
     /// What ends a call after its arguments.
     pub(crate) call_tail: RuleId,
+    /// What ends a call's arguments at a marker: its tail, or a special token not
+    /// consumed (JA-12).
+    pub(crate) arguments_stop: RuleId,
     /// Captured by the prose marker that opens a section.
     pub(crate) section_begin: RuleId,
     /// Captured by the section marker that closes the section.
@@ -38,9 +41,6 @@ pub(crate) struct Format {
     /// Bytes besides JSON whitespace and `<` at which malformed arguments may end
     /// (deepseek-v3's closing fence begins with a backquote).
     pub(crate) raw_stop: Option<u8>,
-    /// Whether a section ends reasoning for good, so text follows the section
-    /// (kimi-k2, KK-5); otherwise reasoning goes on after it (deepseek, FD-2).
-    pub(crate) section_ends_reasoning: bool,
 }
 
 /// Where the machine stands.
@@ -102,7 +102,12 @@ impl SectionedMachine {
             probe: MarkerProbe::new(format.program, &captured),
             wrappers,
             probing: None,
-            arguments: CallArguments::new(format.program, format.call_tail, format.raw_stop),
+            arguments: CallArguments::new(
+                format.program,
+                format.call_tail,
+                format.arguments_stop,
+                format.raw_stop,
+            ),
             cut: false,
             mode: Mode::Prose,
             reasoning: false,
@@ -185,9 +190,6 @@ impl SectionedMachine {
         } else if self.capture(self.format.section_begin).is_some() {
             if self.emitter.in_reasoning() {
                 self.emitter.reasoning_end(true, start, out);
-            }
-            if self.format.section_ends_reasoning {
-                self.reasoning = false;
             }
             self.emitter.markup(end, out);
             self.mode = Mode::Section;

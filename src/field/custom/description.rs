@@ -140,6 +140,10 @@ pub enum Arguments {
     Json {
         /// The rule that matches the object from its `{` to its `}`.
         object: String,
+        /// The rule that matches one of the family's special-token markers: where
+        /// it matches inside the arguments, they end there (CF-18).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        special_marker: Option<String>,
     },
     /// One JSON object holding the name and the arguments (CF-16), as hermes and
     /// llama3-json write `{"name": ..., "arguments": {...}}`.
@@ -229,8 +233,12 @@ impl Description {
             ("captures.cut", c.cut.as_deref()),
         ];
         let required: &[&str] = match &self.arguments {
-            Arguments::Json { object } => {
+            Arguments::Json {
+                object,
+                special_marker,
+            } => {
                 named.push(("arguments.object", Some(object)));
+                named.push(("arguments.special_marker", special_marker.as_deref()));
                 named.push(("entries.arguments_end", e.arguments_end.as_deref()));
                 &["captures.name", "entries.arguments_end"]
             }

@@ -102,6 +102,8 @@ pub(crate) struct Compiled {
     pub(crate) skip: Option<Entry>,
     /// JSON encoding: the object rule.
     pub(crate) object: Option<RuleId>,
+    /// JSON encoding: the special-token markers, which end the arguments (CF-18).
+    pub(crate) special_marker: Option<Entry>,
     /// `json_call_object` encoding: the keys of the call object.
     pub(crate) call_object: Option<ObjectKeys>,
     pub(crate) strip_newlines: bool,
@@ -141,6 +143,11 @@ enum Probing {
     Skip,
     /// What follows a complete call object (CF-16).
     ObjectEnd,
+    /// A special-token marker inside JSON arguments (CF-18): inside the object, or
+    /// (`raw`) inside malformed arguments.
+    Special { raw: bool },
+    /// The end rule where a special-token marker ended the arguments (CF-18).
+    SpecialEnd,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +183,11 @@ pub struct CustomMachine {
     pos: usize,
     /// Where the active probe, object or pending arguments start (absolute).
     unit_start: usize,
+    /// JSON encoding: where the arguments object starts (its `{`, absolute).
+    object_start: usize,
+    /// JSON encoding: where the search for the next special-token candidate in the
+    /// object goes on (absolute; CF-18).
+    scanned: usize,
     reasoning: bool,
     began: bool,
     /// Parameters encoding: the call's parameters, typed by the tools' schemas.
@@ -206,6 +218,8 @@ impl CustomMachine {
             mode: Mode::Prose,
             pos: 0,
             unit_start: 0,
+            object_start: 0,
+            scanned: 0,
             reasoning: false,
             began: false,
             values,
@@ -224,9 +238,11 @@ impl CustomMachine {
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
             Probing::ValueEnd => f.value_entry(self.values.nested()),
-            Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::ObjectEnd => {
-                f.arguments_end.as_ref().unwrap_or(&f.text)
-            }
+            Probing::ArgumentsEnd { .. }
+            | Probing::Recover
+            | Probing::ObjectEnd
+            | Probing::SpecialEnd => f.arguments_end.as_ref().unwrap_or(&f.text),
+            Probing::Special { .. } => f.special_marker.as_ref().unwrap_or(&f.text),
             Probing::Skip => f.skip.as_ref().unwrap_or(&f.text),
         };
         self.machine.start(entry.rule);
@@ -411,6 +427,15 @@ impl CustomMachine {
                 self.emitter.call_end(false, end, out);
                 self.after_call(end);
             }
+            Probing::Special { .. } => {
+                // A special token: the arguments end before it; the end rule reads
+                // it as the call's tail, or it is left to what follows (CF-18).
+                self.start_probe(Probing::SpecialEnd, start);
+            }
+            Probing::SpecialEnd => {
+                self.emitter.call_end(false, end, out);
+                self.after_call(end);
+            }
             Probing::Skip | Probing::ObjectEnd => {
                 self.emitter.markup(end, out);
                 self.pos = end;
@@ -463,12 +488,26 @@ impl CustomMachine {
                 self.pos = end;
                 self.mode = Mode::Prose;
             }
-            Probing::ArgumentsEnd { .. } | Probing::Recover => {
+            Probing::Recover if self.special_candidate(pending, rel) => {
+                // Not the end rule, maybe a special token (CF-18).
+                self.start_probe(Probing::Special { raw: true }, start);
+            }
+            Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::Special { raw: true } => {
                 // Malformed arguments: this character is arguments text (CF-8).
                 self.emitter
                     .arguments_delta(&pending[rel..rel + len], start + len, out);
                 self.pos = start + len;
                 self.mode = Mode::Recover;
+            }
+            Probing::Special { raw: false } => {
+                // Not a special token (nor a cut one): the object goes on (CF-18).
+                self.scanned = start + len;
+                self.mode = Mode::Arguments;
+            }
+            Probing::SpecialEnd => {
+                // The token is not the call's tail: it is left to what follows.
+                self.emitter.call_end(false, start, out);
+                self.after_call(start);
             }
             Probing::Skip => {
                 self.pos = start + len;
@@ -528,15 +567,45 @@ impl CustomMachine {
         }
     }
 
-    /// Reads the JSON object from `self.unit_start`; false when more input is needed.
+    /// Whether the byte at `rel` of `pending` may begin a special-token marker.
+    fn special_candidate(&self, pending: &str, rel: usize) -> bool {
+        let special = self.family.special_marker.as_ref();
+        let byte = pending.as_bytes().get(rel);
+        special
+            .zip(byte)
+            .is_some_and(|(s, &b)| s.finder.table[b as usize])
+    }
+
+    /// Reads the JSON object from `self.object_start`, up to the next byte that may
+    /// begin a special-token marker (CF-18); false when more input is needed.
     fn read_object(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> bool {
-        let start = self.unit_start;
+        let start = self.object_start;
         let unit = &pending[start - base..];
+        let from = self.scanned - start;
+        let next = self
+            .family
+            .special_marker
+            .as_ref()
+            .and_then(|s| s.finder.find(&unit.as_bytes()[from..]))
+            .map(|k| from + k);
+        let upto = next.unwrap_or(unit.len());
         let Some(arguments) = self.arguments.as_mut() else {
             return false;
         };
-        match arguments.read_emitting(unit, start, eof, &mut self.emitter, out) {
+        let read = arguments.read_emitting(
+            &unit[..upto],
+            start,
+            eof && next.is_none(),
+            &mut self.emitter,
+            out,
+        );
+        match read {
             ObjectRead::More => {
+                if let Some(candidate) = next {
+                    self.start_probe(Probing::Special { raw: false }, start + candidate);
+                    return true;
+                }
+                self.scanned = start + upto;
                 self.pos = base + pending.len();
                 false
             }
@@ -683,6 +752,8 @@ impl Machine for CustomMachine {
                             self.pos += skipped;
                             self.emitter.markup(self.pos, out);
                             self.unit_start = self.pos;
+                            self.object_start = self.pos;
+                            self.scanned = self.pos;
                             if let Some(arguments) = self.arguments.as_mut() {
                                 arguments.start();
                             }
@@ -708,13 +779,17 @@ impl Machine for CustomMachine {
                 }
                 Mode::Recover => {
                     let rel = self.pos - base;
-                    let finder = &self
-                        .family
-                        .arguments_end
-                        .as_ref()
-                        .unwrap_or(&self.family.text)
-                        .finder;
-                    match finder.find(&bytes[rel..]) {
+                    let family = &self.family;
+                    let finder = &family.arguments_end.as_ref().unwrap_or(&family.text).finder;
+                    let mut found = finder.find(&bytes[rel..]);
+                    if let Some(special) = family.special_marker.as_ref() {
+                        // A special token ends malformed arguments too (CF-18).
+                        let limit = found.unwrap_or(bytes.len() - rel);
+                        if let Some(k) = special.finder.find(&bytes[rel..rel + limit]) {
+                            found = Some(k);
+                        }
+                    }
+                    match found {
                         None => {
                             self.emitter.arguments_delta(&pending[rel..], end, out);
                             self.pos = end;
@@ -768,7 +843,9 @@ impl Machine for CustomMachine {
         // The object being read stays in the buffer: the parsing machine re-reads
         // the unit's bytes when it backtracks (their events are out already).
         let keep = match (&self.mode, &self.object) {
-            (Mode::Arguments, _) => self.emitter.covered().min(self.unit_start),
+            (Mode::Arguments | Mode::Probe(Probing::Special { raw: false }), _) => {
+                self.emitter.covered().min(self.object_start)
+            }
             (Mode::Object, Some(object)) => self.emitter.covered().min(object.needed_from()),
             _ => self.emitter.covered(),
         };

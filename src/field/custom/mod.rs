@@ -217,9 +217,16 @@ impl Family {
         .flatten()
         .collect();
         let (object, strip_newlines) = match &description.arguments {
-            Arguments::Json { object } => (Some(rule(object)), false),
+            Arguments::Json { object, .. } => (Some(rule(object)), false),
             Arguments::JsonCallObject { .. } => (None, false),
             Arguments::Parameters { strip_newlines } => (None, *strip_newlines),
+        };
+        let special_marker = match &description.arguments {
+            Arguments::Json {
+                special_marker: Some(special),
+                ..
+            } => Some(entry(special)),
+            _ => None,
         };
         let call_object = match &description.arguments {
             Arguments::JsonCallObject {
@@ -242,6 +249,7 @@ impl Family {
             after_call: e.after_call.as_deref().map(entry),
             skip: e.skip.as_deref().map(entry),
             object,
+            special_marker,
             call_object,
             strip_newlines,
             roles,

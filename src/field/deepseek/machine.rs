@@ -18,24 +18,33 @@ fn format(variant: Variant) -> Format {
     static FORMATS: OnceLock<[Format; 2]> = OnceLock::new();
     let [v3, v31] = FORMATS.get_or_init(|| {
         let p = grammars::deepseek();
-        let format = |section_marker, call_tail, raw_stop| Format {
+        let format = |section_marker, call_tail, arguments_stop, raw_stop| Format {
             program: p,
             prose: ProseRules::new(p, "structure_marker"),
             section_space: rule(p, "section_space"),
             section_marker: rule(p, section_marker),
             call_tail: rule(p, call_tail),
+            arguments_stop: rule(p, arguments_stop),
             section_begin: rule(p, "calls_begin"),
             section_end: rule(p, "calls_end"),
             tool_name: rule(p, "tool_name"),
             call_id: None,
             raw_stop,
-            // Reasoning goes on after a calls section (D3-6, FD-2).
-            section_ends_reasoning: false,
         };
         [
             // v3's arguments sit in a fence: malformed ones may end at its backquote.
-            format("v3_section_marker", "v3_call_tail", Some(b'`')),
-            format("v31_section_marker", "v31_call_tail", None),
+            format(
+                "v3_section_marker",
+                "v3_call_tail",
+                "v3_arguments_stop",
+                Some(b'`'),
+            ),
+            format(
+                "v31_section_marker",
+                "v31_call_tail",
+                "v31_arguments_stop",
+                None,
+            ),
         ]
     });
     match variant {

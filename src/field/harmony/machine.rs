@@ -22,9 +22,12 @@ struct Rules {
     content: ProseRules,
     call_head_end: RuleId,
     call_tail: RuleId,
+    arguments_stop: RuleId,
     header_begun: RuleId,
     channel_name: RuleId,
     recipient: RuleId,
+    stray_marker: RuleId,
+    header_marker: RuleId,
 }
 
 impl Rules {
@@ -46,9 +49,12 @@ impl Rules {
                 },
                 call_head_end: rule(p, "call_head_end"),
                 call_tail: rule(p, "call_tail"),
+                arguments_stop: rule(p, "arguments_stop"),
                 header_begun: rule(p, "header_begun"),
                 channel_name: rule(p, "channel_name"),
                 recipient: rule(p, "recipient"),
+                stray_marker: rule(p, "stray_marker"),
+                header_marker: rule(p, "header_marker"),
             }
         })
     }
@@ -109,7 +115,8 @@ impl HarmonyMachine {
         let r = Rules::get();
         let program = grammars::harmony();
         let wrappers = FamilyWrappers::new(program, &options.reasoning_markers, b'<');
-        let captured = [&[r.channel_name, r.recipient][..], &wrappers.captured()].concat();
+        let own = [r.channel_name, r.recipient, r.stray_marker];
+        let captured = [&own[..], &wrappers.captured()].concat();
         HarmonyMachine {
             emitter: Emitter::new(),
             probe: MarkerProbe::new(program, &captured),
@@ -117,7 +124,7 @@ impl HarmonyMachine {
             wrapped: false,
             probing: false,
             cut: false,
-            arguments: CallArguments::new(grammars::harmony(), r.call_tail, None),
+            arguments: CallArguments::new(grammars::harmony(), r.call_tail, r.arguments_stop, None),
             mode: if options.start_in_reasoning {
                 Mode::Content(Content::Reasoning)
             } else {
@@ -188,6 +195,18 @@ impl HarmonyMachine {
             Header::Call(name) => self.mode = Mode::CallHead(name),
             Header::Invalid => {}
         }
+    }
+
+    /// A header that fails at `rest` (absolute `start`): its opener, when whole, is a
+    /// stray marker (markup); otherwise its first character is text (HA-10, HA-20).
+    /// The length decided.
+    fn stray_opener(&mut self, rest: &str, start: usize, out: &mut Vec<Event>) -> usize {
+        let opener = Rules::get().header_marker;
+        if let Outcome::Matched { end } = self.probe.match_at(opener, rest) {
+            self.emitter.markup(start + end, out);
+            return end;
+        }
+        self.prose_char(rest, start, out)
     }
 
     /// Text between messages or in a text message, or reasoning.
@@ -320,6 +339,13 @@ impl Machine for HarmonyMachine {
                         {
                             at += end;
                         }
+                        Outcome::Matched { end }
+                            if self.probe.capture(r.stray_marker).is_some() =>
+                        {
+                            // A marker that opens nothing here (HA-20).
+                            at += end;
+                            self.emitter.markup(base + at, out);
+                        }
                         Outcome::Matched { end } if in_content => {
                             // An end marker, or (end 0) the next header (HA-7).
                             at += end;
@@ -333,8 +359,8 @@ impl Machine for HarmonyMachine {
                         }
                         Outcome::Matched { end } => match self.header(&pending[at..]) {
                             Header::Invalid => {
-                                self.prose("<", base + at, out);
-                                at += 1;
+                                // Not a header: its opener is stray (HA-10, HA-20).
+                                at += self.stray_opener(&pending[at..], base + at, out);
                             }
                             header => {
                                 if self.wrapped {
@@ -352,8 +378,11 @@ impl Machine for HarmonyMachine {
                                 // A header cut by the end of input (HA-13).
                                 at = len;
                                 self.emitter.markup(base + at, out);
-                            } else {
+                            } else if cut || in_content {
                                 at += self.prose_char(&pending[at..], base + at, out);
+                            } else {
+                                // A header that fails: its opener is stray (HA-10, HA-20).
+                                at += self.stray_opener(&pending[at..], base + at, out);
                             }
                         }
                     }

@@ -1,6 +1,6 @@
 //! The kimi-k2 state machine (spec/kimi-k2.md): the sectioned JSON machine
 //! (`field::sectioned`) on the rules of grammar/kimi-k2.pest, whose headers carry
-//! the call id and whose tool section ends unclosed reasoning (KK-5).
+//! the call id; a tool section breaks out of reasoning, which resumes after it (KK-5).
 
 use std::sync::OnceLock;
 
@@ -23,14 +23,13 @@ fn format() -> Format {
             section_space: rule(p, "section_space"),
             section_marker: rule(p, "section_marker"),
             call_tail: rule(p, "call_tail"),
+            arguments_stop: rule(p, "arguments_stop"),
             section_begin: rule(p, "section_begin"),
             section_end: rule(p, "section_end"),
             tool_name: rule(p, "tool_name"),
             // The written `functions.NAME:IDX` is the call id (KK-9).
             call_id: Some(rule(p, "call_id")),
             raw_stop: None,
-            // The tool section ends reasoning; text follows it (KK-5).
-            section_ends_reasoning: true,
         }
     })
 }

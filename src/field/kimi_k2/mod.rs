@@ -2,8 +2,8 @@
 //! `<|tool_calls_section_begin|>…<|tool_calls_section_end|>` (or the singular
 //! `tool_call_section` spelling) of calls
 //! `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>`;
-//! the written id is the call id; reasoning in `<think>…</think>`, ended by a tool
-//! section when the model forgets `</think>`. Rules: spec/kimi-k2.md,
+//! the written id is the call id; reasoning in `<think>…</think>`, out of which a
+//! tool section breaks (reasoning resumes after it, as in every family: FD-2). Rules: spec/kimi-k2.md,
 //! spec/field-json-arguments.md.
 //!
 //! ```

@@ -49,6 +49,7 @@ struct Rules {
     member_next: RuleId,
     json_value: RuleId,
     call_next: RuleId,
+    stray_marker: RuleId,
     object_open: RuleId,
     member_name: RuleId,
     object_close: RuleId,
@@ -94,6 +95,7 @@ impl Rules {
             member_next: lj("member_next"),
             json_value: lj("json_value"),
             call_next: lj("call_next"),
+            stray_marker: lj("stray_marker"),
             object_open: lj("object_open"),
             member_name: lj("member_name"),
             object_close: lj("object_close"),
@@ -273,6 +275,9 @@ impl LlamaMachine {
             r.list_close,
             r.python_end,
         ];
+        if family == Family::Llama3Json {
+            captured.push(r.stray_marker);
+        }
         captured.extend(r.wrappers.all());
         probe.capture_only(&captured);
         probe.set_depth_limit(DEPTH);
@@ -442,8 +447,11 @@ impl LlamaMachine {
                     self.reasoning = false;
                     self.answer_start = !self.answered;
                     self.pos = end;
-                } else if self.family == Family::Pythonic && self.capture(r.python_end).is_some() {
-                    // A stray wrapper closer: markup, the state unchanged (PY-17).
+                } else if (self.family == Family::Pythonic && self.capture(r.python_end).is_some())
+                    || (self.family == Family::Llama3Json && self.capture(r.stray_marker).is_some())
+                {
+                    // A stray wrapper closer (PY-17) or a stop token outside a call
+                    // group (LJ-16): markup, the state unchanged.
                     self.emitter.markup(end, out);
                     self.pos = end;
                 } else if self.family == Family::Llama3Json {

@@ -33,6 +33,8 @@ struct Rules {
     member_name: RuleId,
     element_close: RuleId,
     array_close: RuleId,
+    stray_marker: RuleId,
+    special_marker: RuleId,
 }
 
 impl Rules {
@@ -41,7 +43,7 @@ impl Rules {
         RULES.get_or_init(|| {
             let p = grammars::mistral();
             let prose = ["auto", "array", "v11", "v13"].map(|v| ProseRules {
-                plain: rule(p, &format!("group_{v}")),
+                plain: rule(p, &format!("plain_marker_{v}")),
                 open: rule(p, &format!("text_marker_{v}")),
                 close: rule(p, &format!("reasoning_marker_{v}")),
             });
@@ -60,6 +62,8 @@ impl Rules {
                 member_name: rule(p, "member_name"),
                 element_close: rule(p, "element_close"),
                 array_close: rule(p, "array_close"),
+                stray_marker: rule(p, "stray_marker"),
+                special_marker: rule(p, "special_marker"),
             }
         })
     }
@@ -138,6 +142,9 @@ pub struct MistralMachine {
     cut: bool,
     mode: Mode,
     element: Option<Element>,
+    /// In a name-form call's object: the offset from its `{` of the `[` being
+    /// probed, or from which the next one is searched (MI-20).
+    candidate: usize,
     /// Absolute offset of the next byte to look at (a probe's candidate).
     pos: usize,
     /// Held bytes (an array element's arguments, read before its call started)
@@ -162,6 +169,7 @@ impl MistralMachine {
             r.member_name,
             r.element_close,
             r.array_close,
+            r.stray_marker,
         ];
         let probe = MarkerProbe::new(program, &[&captured[..], &wrappers.captured()].concat());
         MistralMachine {
@@ -179,6 +187,7 @@ impl MistralMachine {
             arguments: ArgumentsReader::new(grammars::mistral()),
             mode: Mode::Prose,
             element: None,
+            candidate: 0,
             pos: 0,
             hold: None,
             reasoning: false,
@@ -237,6 +246,11 @@ impl MistralMachine {
             self.reasoning = false;
             return;
         }
+        if self.capture(r.stray_marker).is_some() {
+            // A marker that opens nothing here (MI-19).
+            self.emitter.markup(start + end, out);
+            return;
+        }
         // A call group (MI-7).
         if self.emitter.in_reasoning() {
             self.emitter.reasoning_end(true, start, out);
@@ -251,6 +265,7 @@ impl MistralMachine {
         let id = text(self.capture(r.call_id)).map(String::from);
         self.emitter.call_start(id, name, start + end, out);
         self.arguments.start();
+        self.candidate = 0;
         self.mode = Mode::NameArguments;
     }
 
@@ -589,6 +604,12 @@ impl Machine for MistralMachine {
                                 // A group cut by the end of input: no call (MI-11).
                                 self.pos = base + len;
                                 self.emitter.markup(self.pos, out);
+                            } else if let (false, Outcome::Matched { end }) =
+                                (cut, self.probe.match_at(r.group_begun, unit))
+                            {
+                                // A group whose form fails: its marker is stray (MI-19).
+                                self.pos += end;
+                                self.emitter.markup(self.pos, out);
                             } else {
                                 self.prose_char(pending, base, out);
                             }
@@ -597,11 +618,40 @@ impl Machine for MistralMachine {
                 }
                 Mode::NameArguments => {
                     let unit = &pending[at..];
-                    match self.arguments.read(unit, eof) {
+                    if self.probing {
+                        // A `[` inside the object: a special token ends the call
+                        // there and is read in the enclosing mode (MI-20).
+                        match self.run_probe(&unit[self.candidate..], eof) {
+                            Outcome::NeedMore => break,
+                            Outcome::Matched { .. } => {
+                                self.pos += self.candidate;
+                                self.emitter.call_end(false, self.pos, out);
+                                self.mode = Mode::Prose;
+                                continue;
+                            }
+                            // Not a special token (a cut one neither): the object's.
+                            _ => self.candidate += 1,
+                        }
+                    }
+                    // The reader runs up to the next `[`, the only byte that may
+                    // begin a special token: one memchr per chunk.
+                    let next = memchr::memchr(b'[', &unit.as_bytes()[self.candidate..])
+                        .map(|k| self.candidate + k);
+                    let upto = next.unwrap_or(unit.len());
+                    match self.arguments.read(&unit[..upto], eof && next.is_none()) {
                         ObjectRead::More => {
-                            let text = self.arguments.take(unit, unit.len());
-                            self.emitter.arguments_delta(text, base + len, out);
-                            break;
+                            let text = self.arguments.take(unit, upto);
+                            self.emitter.arguments_delta(text, self.pos + upto, out);
+                            match next {
+                                Some(candidate) => {
+                                    self.candidate = candidate;
+                                    self.start_probe(r.special_marker);
+                                }
+                                None => {
+                                    self.candidate = upto;
+                                    break;
+                                }
+                            }
                         }
                         ObjectRead::Complete(end) => {
                             let text = self.arguments.take(unit, end);
