@@ -499,7 +499,9 @@ pub struct Request {
     pub system: Option<Vec<ProviderBlock>>,
     /// The messages.
     pub messages: Vec<ProviderMessage>,
-    /// The text of the last (assistant) message, when the formatter prefills.
+    /// The text of the last (assistant) message, when the model continues it: always
+    /// under anthropic-xml, chatml and completions; under native when it sends an
+    /// open turn (TR-108).
     pub assistant_prefill: Option<String>,
     /// The stop sequences.
     pub stop_sequences: Vec<String>,
