@@ -6,9 +6,9 @@
 
 use idiolect::anthropic_xml::{self, CallSpec, ResultSpec, ToolDefinition};
 use idiolect::transcript::{
-    self, Block, Content, Conversation, Document, Format, Formatter, Options, ParticipantMode,
-    RequestInput, RequestMessage, RequestOptions, ScanEvent, ScanMachine, Scanner, SystemPrompt,
-    Turn,
+    self, Block, CacheControl, Content, Conversation, Document, Format, Formatter, Options,
+    ParticipantMode, ProviderBlock, RequestInput, RequestMessage, RequestOptions, ScanEvent,
+    ScanMachine, Scanner, SystemPrompt, Turn,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -387,10 +387,19 @@ fn block() -> impl Strategy<Value = Block> {
     ]
 }
 
+/// A block, one in eight with the caller's own cache mark (TR-107), which may cut
+/// the prefill text but never changes it.
+fn marked_block() -> impl Strategy<Value = ProviderBlock> {
+    (block(), prop::bool::weighted(0.125)).prop_map(|(block, marked)| ProviderBlock {
+        block,
+        cache_control: marked.then(CacheControl::ephemeral),
+    })
+}
+
 fn request_message() -> impl Strategy<Value = RequestMessage> {
     (
         prop::sample::select(SPEAKERS.to_vec()),
-        prop::collection::vec(block(), 0..4),
+        prop::collection::vec(marked_block(), 0..4),
         any::<bool>(),
     )
         .prop_map(|(speaker, blocks, cache_marker)| RequestMessage {
@@ -398,6 +407,11 @@ fn request_message() -> impl Strategy<Value = RequestMessage> {
             content: Content::Blocks(blocks),
             cache_marker,
         })
+}
+
+/// A message's blocks without their marks.
+fn plain_blocks(m: &RequestMessage) -> Vec<Block> {
+    m.content.blocks().into_iter().map(|b| b.block).collect()
 }
 
 fn tools() -> Vec<ToolDefinition> {
@@ -486,8 +500,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
     /// TR-105: the prefill prompt of anthropic-xml (tool mode xml), chatml and
-    /// completions parses back to the conversation; a refusal is one of the codes
-    /// that protect exactly that.
+    /// completions parses back to the conversation, with a final message of the
+    /// assistant and the prefill as the open turn (TR-108); a refusal is one of the
+    /// codes that protect exactly that.
     #[test]
     fn parse_of_prefill_gives_back_the_messages(
         messages in prop::collection::vec(request_message(), 0..6),
@@ -500,6 +515,7 @@ proptest! {
         system in prop::option::of(text()),
         prefix in prop::option::of(text()),
         eot in prop::sample::select(vec!["<|eot|>", "</s>", "aa"]),
+        input_prefill in prop::option::of(text()),
     ) {
         let completions = formatter == Formatter::Completions;
         let mut messages = messages;
@@ -507,7 +523,7 @@ proptest! {
             // Completions refuses tools and thinking (TR-100): give it text only.
             for m in &mut messages {
                 if let Content::Blocks(blocks) = &mut m.content {
-                    blocks.retain(|b| matches!(b, Block::Text { .. }));
+                    blocks.retain(|b| matches!(b.block, Block::Text { .. }));
                 }
             }
         }
@@ -527,6 +543,7 @@ proptest! {
             system: system.clone().map(SystemPrompt::Text),
             messages: messages.clone(),
             tools: tools.clone(),
+            prefill: input_prefill.clone().unwrap_or_default(),
             options: None,
         };
         let request = match transcript::build_request(&input, &options) {
@@ -549,19 +566,30 @@ proptest! {
         names.dedup();
         let prefix = prefix.filter(|p| !p.is_empty());
         let system = system.filter(|s| !s.is_empty());
+        // A final message of the assistant is the open turn, continued by the
+        // prefill (TR-108).
+        let mut messages = messages;
+        let open_turn = messages.last().filter(|m| m.speaker == "Claude").cloned();
+        if open_turn.is_some() {
+            messages.pop();
+        }
+        let partial = |chatml_json: Option<bool>| -> String {
+            let text = open_turn.as_ref().map(|m| expected_text(&plain_blocks(m), chatml_json));
+            format!("{}{}", text.unwrap_or_default(), input_prefill.clone().unwrap_or_default())
+        };
         let (parse_options, expected_system, mut expected, open) = match formatter {
             Formatter::AnthropicXml => {
                 let tools_text = (!tools.is_empty()).then(|| anthropic_xml::render_tools(&tools, &xml_options()));
                 let head: Vec<String> = tools_text.into_iter().chain(prefix.clone()).collect();
                 let expected: Vec<(String, String)> = messages.iter().map(|m| {
-                    let blocks = match &m.content { Content::Blocks(b) => b.clone(), Content::Text(t) => vec![Block::Text { text: t.clone() }] };
-                    (name(&m.speaker), expected_text(&blocks, None))
+                    (name(&m.speaker), expected_text(&plain_blocks(m), None))
                 }).collect();
+                let open = format!("{}{}", if thinking { "<thinking>" } else { "" }, partial(None));
                 (
                     Options { format: Format::Participants, participants: names.clone(), ..Options::default() },
                     (!head.is_empty()).then(|| head.join("\n")),
                     expected,
-                    ("Claude".to_string(), if thinking { "<thinking>".to_string() } else { String::new() }),
+                    ("Claude".to_string(), open.trim_end().to_string()),
                 )
             }
             Formatter::Chatml => {
@@ -579,8 +607,7 @@ proptest! {
                 };
                 let mut expected: Vec<(String, String)> = prefix.iter().map(|p| ("assistant".to_string(), p.clone())).collect();
                 expected.extend(messages.iter().map(|m| {
-                    let blocks = match &m.content { Content::Blocks(b) => b.clone(), Content::Text(t) => vec![Block::Text { text: t.clone() }] };
-                    let text = expected_text(&blocks, Some(json_tools));
+                    let text = expected_text(&plain_blocks(m), Some(json_tools));
                     if m.speaker == "Claude" {
                         ("assistant".to_string(), text)
                     } else if simple {
@@ -593,20 +620,19 @@ proptest! {
                     Options { format: Format::Chatml, ..Options::default() },
                     sys,
                     expected,
-                    ("assistant".to_string(), if thinking { "<think>".to_string() } else { String::new() }),
+                    ("assistant".to_string(), format!("{}{}", if thinking { "<think>" } else { "" }, partial(Some(json_tools)))),
                 )
             }
             _ => {
                 let mut expected: Vec<(String, String)> = prefix.iter().map(|p| ("Claude".to_string(), p.clone())).collect();
                 expected.extend(messages.iter().map(|m| {
-                    let blocks = match &m.content { Content::Blocks(b) => b.clone(), Content::Text(t) => vec![Block::Text { text: t.clone() }] };
-                    (name(&m.speaker), expected_text(&blocks, None))
+                    (name(&m.speaker), expected_text(&plain_blocks(m), None))
                 }));
                 (
                     Options { format: Format::Completions, participants: names.clone(), eot: eot.to_string(), ..Options::default() },
                     system,
                     expected,
-                    ("Claude".to_string(), String::new()),
+                    ("Claude".to_string(), partial(None).trim_end().to_string()),
                 )
             }
         };
@@ -627,23 +653,34 @@ proptest! {
     }
 
     /// Plain text conversations build under every formatter, and every cache mark
-    /// sits on a block.
+    /// sits on a block: one per marked message, whether the formatter's (TR-102),
+    /// the caller's (TR-107) or both on one block, except that native sends
+    /// nothing for an empty open turn (TR-108).
     #[test]
     fn plain_requests_always_build(
         messages in prop::collection::vec(
-            (prop::sample::select(SPEAKERS.to_vec()), "[a-z .,!?é]{0,12}", any::<bool>()), 0..6),
+            (prop::sample::select(SPEAKERS.to_vec()), "[a-z .,!?é]{0,12}", any::<bool>(), any::<bool>()), 0..6),
         formatter in prop::sample::select(vec![
             Formatter::AnthropicXml, Formatter::Native, Formatter::Chatml, Formatter::Completions,
         ]),
         caching in any::<bool>(),
     ) {
-        let marked = messages.iter().filter(|m| m.2).count();
+        let marked_message = |m: &(&str, String, bool, bool)| (caching && m.2) || m.3;
+        let mut marked = messages.iter().filter(|m| marked_message(m)).count();
+        if let Some(last) = messages.last() {
+            if formatter == Formatter::Native && last.0 == "Claude" && last.1.is_empty() && marked_message(last) {
+                marked -= 1;
+            }
+        }
         let input = RequestInput {
             messages: messages
                 .into_iter()
-                .map(|(s, c, cache_marker)| RequestMessage {
+                .map(|(s, c, cache_marker, own)| RequestMessage {
                     speaker: s.to_string(),
-                    content: Content::Text(c),
+                    content: Content::Blocks(vec![ProviderBlock {
+                        block: Block::Text { text: c },
+                        cache_control: own.then(CacheControl::ephemeral),
+                    }]),
                     cache_marker,
                 })
                 .collect(),
@@ -656,7 +693,8 @@ proptest! {
             ..RequestOptions::default()
         };
         let built = transcript::build_request(&input, &options);
-        if caching && marked > 4 && matches!(formatter, Formatter::AnthropicXml | Formatter::Native) {
+        let carries = matches!(formatter, Formatter::AnthropicXml | Formatter::Native);
+        if carries && marked > 4 {
             prop_assert!(built.is_err());
             return Ok(());
         }
@@ -667,7 +705,6 @@ proptest! {
             .flat_map(|m| &m.content)
             .filter(|b| b.cache_control.is_some())
             .count();
-        let carries = caching && matches!(formatter, Formatter::AnthropicXml | Formatter::Native);
         prop_assert_eq!(marks, if carries { marked } else { 0 });
     }
 }

@@ -8,7 +8,8 @@
 use std::collections::VecDeque;
 
 /// Whether `c` is removed from the ends of a recovered span under
-/// `trim_punctuation` (KX-16).
+/// `trim_punctuation` (KX-16). `<` and `>` are not: in the output text they are
+/// markup kept as text or operators, and trimming them cut `see <br>` short.
 pub fn is_trim_char(c: char) -> bool {
     c.is_whitespace()
         || matches!(
@@ -27,8 +28,6 @@ pub fn is_trim_char(c: char) -> bool {
                 | ']'
                 | '{'
                 | '}'
-                | '<'
-                | '>'
                 | '*'
                 | '_'
                 | '`'
@@ -280,6 +279,15 @@ mod tests {
         e.feed("  (ab", 10, true);
         e.feed("c), ", 15, true);
         assert_eq!(e.span(), Some((13, 16)));
+    }
+
+    #[test]
+    fn extent_keeps_angle_brackets_at_both_ends() {
+        let mut e = Extent::default();
+        e.feed(" <br", 0, true);
+        e.feed("> ", 4, true);
+        assert_eq!(e.span(), Some((1, 5)));
+        assert!(!is_trim_char('<') && !is_trim_char('>'));
     }
 
     #[test]

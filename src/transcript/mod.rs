@@ -57,8 +57,8 @@ pub use render::{
     RenderFolder, RenderMachine, Rendered, Turn,
 };
 pub use request::{
-    build_request, build_request_text, build_request_value, Block, CacheControl, CacheKind,
-    Content, Formatter, MediaPolicy, ParticipantMode, ProviderBlock, ProviderMessage, Request,
+    build_request, build_request_text, build_request_value, Block, CacheControl, Content,
+    Formatter, MediaPolicy, ParticipantMode, ProviderBlock, ProviderMessage, Request,
     RequestDocument, RequestEvent, RequestFolder, RequestInput, RequestMachine, RequestMessage,
     RequestOptions, Role, SystemPrompt, ToolFormat, ToolMode, Warning, WarningCode,
     MAX_CACHE_MARKS,

@@ -87,8 +87,8 @@ pub enum RenderCode {
 pub struct RenderError {
     /// What is wrong.
     pub code: RenderCode,
-    /// Which part: `input`, `options`, `system`, `assistant`, `prefill`, `tools`,
-    /// `context_prefix`, `messages[i].speaker`, `messages[i].content`,
+    /// Which part: `input`, `options`, `system`, `system[j]`, `assistant`, `prefill`,
+    /// `tools`, `context_prefix`, `messages[i].speaker`, `messages[i].content`,
     /// `messages[i].content[j]` or `messages[i].cache_marker`.
     #[serde(rename = "where")]
     pub location: String,

@@ -124,21 +124,22 @@ fn is_false(b: &bool) -> bool {
     !b
 }
 
-/// A message's content: a string (one text block) or blocks.
+/// A message's content: a string (one text block) or blocks, each maybe with the
+/// caller's own cache mark (TR-107).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Content {
     /// One text block.
     Text(String),
     /// Blocks, in order.
-    Blocks(Vec<Block>),
+    Blocks(Vec<ProviderBlock>),
 }
 
 impl Content {
     /// The content as blocks.
-    pub fn blocks(&self) -> Vec<Block> {
+    pub fn blocks(&self) -> Vec<ProviderBlock> {
         match self {
-            Content::Text(text) => vec![Block::Text { text: text.clone() }],
+            Content::Text(text) => vec![ProviderBlock::text(text.clone())],
             Content::Blocks(blocks) => blocks.clone(),
         }
     }
@@ -163,8 +164,8 @@ pub struct RequestMessage {
 pub enum SystemPrompt {
     /// One text.
     Text(String),
-    /// Text blocks.
-    Blocks(Vec<Block>),
+    /// Text blocks, each maybe with the caller's own cache mark (TR-107).
+    Blocks(Vec<ProviderBlock>),
 }
 
 /// The input of request mode (TR-90).
@@ -180,6 +181,10 @@ pub struct RequestInput {
     /// The tools the model may call.
     #[serde(default)]
     pub tools: Vec<ToolDefinition>,
+    /// Text the assistant's answer starts with: the end of the partial answer
+    /// (TR-108).
+    #[serde(default)]
+    pub prefill: String,
     /// Request options, overridden key by key by the session's.
     #[serde(default)]
     pub options: Option<Map<String, Value>>,
@@ -378,27 +383,24 @@ pub enum Role {
     Assistant,
 }
 
-/// The provider's cache mark.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct CacheControl {
-    /// Always `ephemeral`.
-    #[serde(rename = "type")]
-    pub kind: CacheKind,
+/// The provider's cache mark, a `cache_control` object: `{"type": "ephemeral"}`
+/// where a formatter places it (TR-102), or a caller's own object, verbatim
+/// (TR-107): cache control is provider-specific, so its keys are not ours to check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CacheControl(pub Map<String, Value>);
+
+impl CacheControl {
+    /// `{"type": "ephemeral"}`, the mark a formatter places (TR-102).
+    pub fn ephemeral() -> Self {
+        let mut map = Map::new();
+        map.insert("type".into(), Value::String("ephemeral".into()));
+        CacheControl(map)
+    }
 }
 
-/// The kind of a cache mark.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheKind {
-    /// The provider's short-lived cache.
-    Ephemeral,
-}
-
-const MARK: CacheControl = CacheControl {
-    kind: CacheKind::Ephemeral,
-};
-
-/// A block of a provider message: a [`Block`], maybe with a cache mark.
+/// A block with its cache mark, if any: a block of the input, where the mark is
+/// the caller's own (TR-91, TR-107), or of a provider message (TR-94).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ProviderBlock {
     /// The block.
@@ -407,6 +409,24 @@ pub struct ProviderBlock {
     /// The cache mark, on the block that ends a cached prefix.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
+}
+
+impl<'de> Deserialize<'de> for ProviderBlock {
+    /// `cache_control` is taken out before the rest is read as a [`Block`], so the
+    /// block keeps refusing unknown keys (serde's `flatten` would not).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = Map::<String, Value>::deserialize(deserializer)?;
+        let cache_control = match map.remove("cache_control") {
+            None => None,
+            Some(value) => Some(serde_json::from_value(value).map_err(D::Error::custom)?),
+        };
+        let block = serde_json::from_value(Value::Object(map)).map_err(D::Error::custom)?;
+        Ok(ProviderBlock {
+            block,
+            cache_control,
+        })
+    }
 }
 
 impl JsonSchema for ProviderBlock {
@@ -420,13 +440,23 @@ impl JsonSchema for ProviderBlock {
 }
 
 impl ProviderBlock {
-    fn text(text: impl Into<String>) -> Self {
+    /// A text block without a mark.
+    pub fn text(text: impl Into<String>) -> Self {
         ProviderBlock {
             block: Block::Text { text: text.into() },
             cache_control: None,
         }
     }
-    fn of(block: Block) -> Self {
+    fn text_of(&self) -> &str {
+        match &self.block {
+            Block::Text { text } => text,
+            _ => "",
+        }
+    }
+}
+
+impl From<Block> for ProviderBlock {
+    fn from(block: Block) -> Self {
         ProviderBlock {
             block,
             cache_control: None,
@@ -469,7 +499,9 @@ pub struct Request {
     pub system: Option<Vec<ProviderBlock>>,
     /// The messages.
     pub messages: Vec<ProviderMessage>,
-    /// The text of the last (assistant) message, when the formatter prefills.
+    /// The text of the last (assistant) message, when the model continues it: always
+    /// under anthropic-xml, chatml and completions; under native when it sends an
+    /// open turn (TR-108).
     pub assistant_prefill: Option<String>,
     /// The stop sequences.
     pub stop_sequences: Vec<String>,
@@ -501,7 +533,7 @@ fn merged_options(input: &RequestInput, session: &Value) -> Result<RequestOption
 pub fn build_request_value(input: &Value, session: &Value) -> Result<Request, RenderError> {
     let parsed: RequestInput = serde_json::from_value(input.clone())
         .map_err(|_| refuse(RenderCode::InvalidInput, "input"))?;
-    system_texts(&parsed.system)?;
+    system_blocks(&parsed.system)?;
     let options = merged_options(&parsed, session)?;
     build_request(&parsed, &options)
 }
@@ -513,27 +545,39 @@ pub fn build_request_text(input: &str, session: &Value) -> Result<Request, Rende
     build_request_value(&value, session)
 }
 
-/// The system texts (TR-95); `Err` when an array holds a block that is not text.
-fn system_texts(system: &Option<SystemPrompt>) -> Result<Vec<String>, RenderError> {
+/// The system blocks (TR-95), with the caller's marks (TR-107); `Err` when an
+/// array holds a block that is not text.
+fn system_blocks(system: &Option<SystemPrompt>) -> Result<Vec<ProviderBlock>, RenderError> {
     Ok(match system {
         None => Vec::new(),
         Some(SystemPrompt::Text(text)) if text.is_empty() => Vec::new(),
-        Some(SystemPrompt::Text(text)) => vec![text.clone()],
-        Some(SystemPrompt::Blocks(blocks)) => blocks
-            .iter()
-            .map(|b| match b {
-                Block::Text { text } => Ok(text.clone()),
-                _ => Err(refuse(RenderCode::InvalidInput, "input")),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(SystemPrompt::Text(text)) => vec![ProviderBlock::text(text.clone())],
+        Some(SystemPrompt::Blocks(blocks)) => {
+            if blocks
+                .iter()
+                .any(|b| !matches!(b.block, Block::Text { .. }))
+            {
+                return Err(refuse(RenderCode::InvalidInput, "input"));
+            }
+            blocks.clone()
+        }
     })
 }
 
-/// A message after the block checks: its blocks, without stripped media.
+/// A message after the block checks: its blocks (with the caller's marks),
+/// without stripped media, and each block's index in the input's content.
 struct Prepared {
     speaker: String,
-    blocks: Vec<Block>,
+    blocks: Vec<ProviderBlock>,
+    indices: Vec<usize>,
     cache_marker: bool,
+}
+
+impl Prepared {
+    /// Where the caller's mark of block `k` comes from (TR-103).
+    fn mark_location(&self, message: usize, k: usize) -> String {
+        format!("messages[{message}].content[{}]", self.indices[k])
+    }
 }
 
 fn xml_options() -> anthropic_xml::Options {
@@ -586,18 +630,36 @@ enum TextStyle {
     Completions,
 }
 
-/// The text of a message's blocks (TR-96); images are never text. `Err` when a
-/// run of tool calls would not parse back as anthropic-xml.
-fn message_text(blocks: &[Block], style: TextStyle) -> Result<String, ()> {
-    let mut parts: Vec<String> = Vec::new();
+/// A message's text and where each of its blocks ends in it (TR-96, TR-107).
+type MarkedText = (String, Vec<Option<usize>>);
+
+/// A message's text (TR-96) and where each block's part of it ends (`None` for a
+/// block with no part: an image, or a tool block a formatter leaves out of the
+/// text), which is where a caller's mark on that block goes (TR-107). `Err` when
+/// a run of tool calls would not parse back as anthropic-xml.
+fn message_text(blocks: &[ProviderBlock], style: TextStyle) -> Result<MarkedText, ()> {
+    let mut text = String::new();
+    let mut ends = vec![None; blocks.len()];
+    let mut parts = 0;
+    let mut part = |text: &mut String, part: &str| {
+        if parts > 0 {
+            text.push('\n');
+        }
+        text.push_str(part);
+        parts += 1;
+        text.len()
+    };
     let mut i = 0;
     while i < blocks.len() {
-        match &blocks[i] {
-            Block::Text { text } => parts.push(text.clone()),
-            Block::Thinking { thinking, .. } => parts.push(match style {
-                TextStyle::Chatml { .. } => format!("<think>{thinking}</think>"),
-                _ => format!("<thinking>{thinking}</thinking>"),
-            }),
+        match &blocks[i].block {
+            Block::Text { text: t } => ends[i] = Some(part(&mut text, t)),
+            Block::Thinking { thinking, .. } => {
+                let t = match style {
+                    TextStyle::Chatml { .. } => format!("<think>{thinking}</think>"),
+                    _ => format!("<thinking>{thinking}</thinking>"),
+                };
+                ends[i] = Some(part(&mut text, &t));
+            }
             Block::Image { .. } => {}
             Block::ToolUse { .. } | Block::ToolResult { .. } => {
                 let xml = match style {
@@ -611,10 +673,10 @@ fn message_text(blocks: &[Block], style: TextStyle) -> Result<String, ()> {
                     | TextStyle::Chatml { json: false } => true,
                     TextStyle::Chatml { json: true } => false,
                 };
-                let is_call = matches!(blocks[i], Block::ToolUse { .. });
+                let is_call = matches!(blocks[i].block, Block::ToolUse { .. });
                 let start = i;
                 while i < blocks.len()
-                    && match blocks[i] {
+                    && match blocks[i].block {
                         Block::ToolUse { .. } => is_call,
                         Block::ToolResult { .. } => !is_call,
                         _ => false,
@@ -622,18 +684,22 @@ fn message_text(blocks: &[Block], style: TextStyle) -> Result<String, ()> {
                 {
                     i += 1;
                 }
-                let run = &blocks[start..i];
+                let run: Vec<Block> = blocks[start..i].iter().map(|b| b.block.clone()).collect();
                 if xml {
-                    parts.push(xml_run(run, is_call)?);
+                    // One anthropic-xml block: every block of the run ends at its end.
+                    let end = part(&mut text, &xml_run(&run, is_call)?);
+                    ends[start..i].fill(Some(end));
                 } else {
-                    parts.extend(run.iter().map(json_block));
+                    for (k, block) in run.iter().enumerate() {
+                        ends[start + k] = Some(part(&mut text, &json_block(block)));
+                    }
                 }
                 continue;
             }
         }
         i += 1;
     }
-    Ok(parts.join("\n"))
+    Ok((text, ends))
 }
 
 /// A run of tool calls or results as one anthropic-xml block.
@@ -728,7 +794,7 @@ pub fn build_request(
     input: &RequestInput,
     options: &RequestOptions,
 ) -> Result<Request, RenderError> {
-    let system = system_texts(&input.system)?;
+    let system = system_blocks(&input.system)?;
     if !options.check() {
         return Err(refuse(RenderCode::InvalidOptions, "options"));
     }
@@ -747,20 +813,23 @@ pub fn build_request(
     let carries_media = matches!(formatter, Formatter::AnthropicXml | Formatter::Native);
     let native_tools =
         formatter == Formatter::AnthropicXml && options.tool_mode == ToolMode::Native;
+    let open_turn = open_turn(input, options);
     let mut warnings = Vec::new();
     let mut prepared = Vec::with_capacity(input.messages.len());
     for (i, m) in input.messages.iter().enumerate() {
         let mut blocks = Vec::new();
-        for (j, block) in m.content.blocks().into_iter().enumerate() {
+        let mut indices = Vec::new();
+        let content = m.content.blocks();
+        for (j, block) in content.iter().enumerate() {
             let at = || format!("messages[{i}].content[{j}]");
             let tool_or_thinking = matches!(
-                block,
+                block.block,
                 Block::ToolUse { .. } | Block::ToolResult { .. } | Block::Thinking { .. }
             );
             if formatter == Formatter::Completions && tool_or_thinking {
                 return Err(refuse(RenderCode::UnsupportedBlock, at()));
             }
-            if matches!(block, Block::Image { .. }) && !carries_media {
+            if matches!(block.block, Block::Image { .. }) && !carries_media {
                 match options.unsupported_media {
                     MediaPolicy::Error => return Err(refuse(RenderCode::UnsupportedMedia, at())),
                     MediaPolicy::Strip => {
@@ -774,35 +843,117 @@ pub fn build_request(
                     }
                 }
             }
-            blocks.push(block);
+            blocks.push(block.clone());
+            indices.push(j);
         }
-        if native_tools
-            && blocks.iter().any(|b| matches!(b, Block::ToolUse { .. }))
-            && blocks
-                .iter()
-                .any(|b| matches!(b, Block::Image { .. } | Block::ToolResult { .. }))
+        let is = |b: &ProviderBlock, user_side: bool| match b.block {
+            Block::Image { .. } => user_side,
+            Block::ToolResult { .. } => user_side,
+            Block::ToolUse { .. } => !user_side,
+            _ => false,
+        };
+        if native_tools && blocks.iter().any(|b| is(b, false)) && blocks.iter().any(|b| is(b, true))
         {
             return Err(refuse(
                 RenderCode::MixedBlocks,
                 format!("messages[{i}].content"),
             ));
         }
+        // The open line holds text only (TR-108): an image, or a native tool
+        // block, has no place in a prefill.
+        if formatter == Formatter::AnthropicXml && open_turn == Some(i) {
+            let no_place = |b: &ProviderBlock| match b.block {
+                Block::Image { .. } => true,
+                Block::ToolUse { .. } | Block::ToolResult { .. } => native_tools,
+                _ => false,
+            };
+            if let Some(k) = blocks.iter().position(no_place) {
+                return Err(refuse(
+                    RenderCode::UnsupportedBlock,
+                    format!("messages[{i}].content[{}]", indices[k]),
+                ));
+            }
+        }
         prepared.push(Prepared {
             speaker: m.speaker.clone(),
             blocks,
+            indices,
             cache_marker: m.cache_marker,
         });
     }
 
-    let mut built = match formatter {
-        Formatter::AnthropicXml => anthropic(input, options, &system, &prepared)?,
-        Formatter::Native => native(input, options, &system, &prepared)?,
-        Formatter::Chatml => chatml(input, options, &system, &prepared)?,
-        Formatter::Completions => completions(options, &system, &prepared)?,
+    let (finished, open) = match open_turn {
+        Some(i) => (&prepared[..i], Some(&prepared[i])),
+        None => (&prepared[..], None),
     };
+    let turn = Turn {
+        finished,
+        open,
+        open_index: open_turn.unwrap_or(prepared.len()),
+        prefill: &input.prefill,
+    };
+    let mut marks = Vec::new();
+    let mut built = match formatter {
+        Formatter::AnthropicXml => anthropic(input, options, &system, &turn, &mut marks)?,
+        Formatter::Native => native(input, options, &system, &turn, &mut marks),
+        Formatter::Chatml => chatml(input, options, &system, &turn)?,
+        Formatter::Completions => completions(options, &system, &turn)?,
+    };
+    if let Some(fifth) = marks.get(MAX_CACHE_MARKS) {
+        return Err(refuse(RenderCode::TooManyCacheMarks, fifth.clone()));
+    }
     built.stop_sequences = stop_sequences(options, &prepared, !input.tools.is_empty());
     built.warnings = warnings;
     Ok(built)
+}
+
+/// The index of the open turn: the last message, when the assistant speaks it
+/// (TR-108).
+fn open_turn(input: &RequestInput, options: &RequestOptions) -> Option<usize> {
+    let last = input.messages.len().checked_sub(1)?;
+    options
+        .is_assistant(&input.messages[last].speaker)
+        .then_some(last)
+}
+
+/// The conversation split for the formatters: the finished messages, and the
+/// open turn with the prefill that continues it (TR-108).
+struct Turn<'a> {
+    finished: &'a [Prepared],
+    open: Option<&'a Prepared>,
+    /// The open turn's index among the messages (their count without one).
+    open_index: usize,
+    prefill: &'a str,
+}
+
+impl Turn<'_> {
+    /// The open turn's text and where each of its blocks ends in it (TR-96).
+    fn open_text(&self, style: TextStyle) -> Result<MarkedText, RenderError> {
+        match self.open {
+            Some(m) => message_text(&m.blocks, style).map_err(|_| {
+                refuse(
+                    RenderCode::BadCall,
+                    format!("messages[{}].content", self.open_index),
+                )
+            }),
+            None => Ok((String::new(), Vec::new())),
+        }
+    }
+
+    /// Refuses a header inside the open turn's text (followed by the prefill)
+    /// or inside the prefill (TR-106).
+    fn check_headers(&self, open_text: &str, headers: &[String]) -> Result<(), RenderError> {
+        if cuts(open_text, self.prefill, headers) {
+            return Err(refuse(
+                RenderCode::ContainsHeader,
+                format!("messages[{}].content", self.open_index),
+            ));
+        }
+        if cuts(self.prefill, "", headers) {
+            return Err(refuse(RenderCode::ContainsHeader, "prefill"));
+        }
+        Ok(())
+    }
 }
 
 /// The stop sequences (TR-101).
@@ -845,21 +996,75 @@ fn stop_sequences(options: &RequestOptions, messages: &[Prepared], has_tools: bo
     stops
 }
 
-/// Counts cache marks in order and refuses the fifth (TR-103).
-struct MarkBudget {
-    used: usize,
+/// A cache mark at a place in a line, and where it comes from (TR-103).
+struct Placed {
+    at: usize,
+    mark: CacheControl,
+    location: String,
 }
 
-impl MarkBudget {
-    fn take(
-        &mut self,
-        location: impl FnOnce() -> String,
-    ) -> Result<Option<CacheControl>, RenderError> {
-        self.used += 1;
-        if self.used > MAX_CACHE_MARKS {
-            return Err(refuse(RenderCode::TooManyCacheMarks, location()));
+/// Orders marks by place and keeps one per place: the last given, so a caller's
+/// mark, given after the formatter's, wins (TR-107).
+fn one_per_place(mut marks: Vec<Placed>) -> Vec<Placed> {
+    marks.sort_by_key(|p| p.at);
+    let mut out: Vec<Placed> = Vec::with_capacity(marks.len());
+    for p in marks {
+        match out.last_mut() {
+            Some(last) if last.at == p.at => *last = p,
+            _ => out.push(p),
         }
-        Ok(Some(MARK))
+    }
+    out
+}
+
+/// The caller's marks on the blocks of `m` that are written as text: each where
+/// its block's text ends (`ends`, TR-96), moved by `base` (where the text starts in
+/// its line) and capped at `cap` (the line's length), TR-107.
+fn text_marks(
+    m: &Prepared,
+    index: usize,
+    ends: &[Option<usize>],
+    base: usize,
+    cap: usize,
+) -> Vec<Placed> {
+    m.blocks
+        .iter()
+        .zip(ends)
+        .enumerate()
+        .filter_map(|(k, (b, end))| {
+            Some(Placed {
+                at: (base + (*end)?).min(cap),
+                mark: b.cache_control.clone()?,
+                location: m.mark_location(index, k),
+            })
+        })
+        .collect()
+}
+
+/// A block that stays a block keeps the caller's mark, which counts (TR-107).
+fn kept(
+    block: &ProviderBlock,
+    location: impl FnOnce() -> String,
+    marks: &mut Vec<String>,
+) -> ProviderBlock {
+    if block.cache_control.is_some() {
+        marks.push(location());
+    }
+    block.clone()
+}
+
+/// Puts the formatter's mark on the last block, unless the caller's is there
+/// already (TR-102, TR-107).
+fn mark_last(
+    blocks: &mut [ProviderBlock],
+    location: impl FnOnce() -> String,
+    marks: &mut Vec<String>,
+) {
+    if let Some(last) = blocks.last_mut() {
+        if last.cache_control.is_none() {
+            last.cache_control = Some(CacheControl::ephemeral());
+            marks.push(location());
+        }
     }
 }
 
@@ -867,22 +1072,25 @@ fn context_prefix(options: &RequestOptions) -> Option<&str> {
     options.context_prefix.as_deref().filter(|p| !p.is_empty())
 }
 
-/// The system field of anthropic-xml and native, with its mark (TR-95, TR-102).
+/// The system field of anthropic-xml and native, with its marks (TR-95, TR-102,
+/// TR-107).
 fn system_field(
-    system: &[String],
+    system: &[ProviderBlock],
     options: &RequestOptions,
-    budget: &mut MarkBudget,
-) -> Result<Option<Vec<ProviderBlock>>, RenderError> {
+    marks: &mut Vec<String>,
+) -> Option<Vec<ProviderBlock>> {
     if system.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let mut blocks: Vec<ProviderBlock> = system.iter().map(ProviderBlock::text).collect();
+    let mut blocks: Vec<ProviderBlock> = system
+        .iter()
+        .enumerate()
+        .map(|(j, b)| kept(b, || format!("system[{j}]"), marks))
+        .collect();
     if options.prompt_caching {
-        if let Some(last) = blocks.last_mut() {
-            last.cache_control = budget.take(|| "system".into())?;
-        }
+        mark_last(&mut blocks, || "system".into(), marks);
     }
-    Ok(Some(blocks))
+    Some(blocks)
 }
 
 /// The assistant message anthropic-xml is writing (TR-97, TR-102).
@@ -894,15 +1102,21 @@ struct Draft {
 }
 
 impl Draft {
-    fn line(&mut self, line: &str, mark: Option<CacheControl>) {
+    /// Writes a line, cut right after each of `marks` (in order, one per place,
+    /// each within the line): the text block ending there carries the mark.
+    fn line(&mut self, line: &str, marks: Vec<Placed>, log: &mut Vec<String>) {
         if self.lines > 0 {
             self.text.push('\n');
         }
-        self.text.push_str(line);
         self.lines += 1;
-        if mark.is_some() {
-            self.cut(mark);
+        let mut from = 0;
+        for p in marks {
+            self.text.push_str(&line[from..p.at]);
+            from = p.at;
+            self.cut(Some(p.mark));
+            log.push(p.location);
         }
+        self.text.push_str(&line[from..]);
     }
 
     fn cut(&mut self, mark: Option<CacheControl>) {
@@ -947,26 +1161,46 @@ fn line_of(label: &str, text: &str) -> String {
     }
 }
 
-/// anthropic-xml (TR-97).
+/// The texts of the system blocks, joined as chatml and completions write them
+/// (TR-95).
+fn system_text(system: &[ProviderBlock]) -> String {
+    system
+        .iter()
+        .map(ProviderBlock::text_of)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The texts of the finished messages (TR-96), with where each block ends.
+fn finished_texts(turn: &Turn, style: TextStyle) -> Result<Vec<MarkedText>, RenderError> {
+    turn.finished
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            message_text(&m.blocks, style)
+                .map_err(|_| refuse(RenderCode::BadCall, format!("messages[{i}].content")))
+        })
+        .collect()
+}
+
+/// anthropic-xml (TR-97, TR-107, TR-108).
 fn anthropic(
     input: &RequestInput,
     options: &RequestOptions,
-    system: &[String],
-    messages: &[Prepared],
+    system: &[ProviderBlock],
+    turn: &Turn,
+    marks: &mut Vec<String>,
 ) -> Result<Request, RenderError> {
     let native_tools = options.tool_mode == ToolMode::Native;
     let style = TextStyle::Anthropic { native_tools };
-    let mut texts = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
-        let text = message_text(&m.blocks, style)
-            .map_err(|_| refuse(RenderCode::BadCall, format!("messages[{i}].content")))?;
-        texts.push(text);
-    }
+    let texts = finished_texts(turn, style)?;
+    let (open_text, open_ends) = turn.open_text(style)?;
     let tools = (!native_tools && !input.tools.is_empty()).then(|| tools_text(&input.tools, false));
     let prefix = context_prefix(options);
 
     // contains-header, then reads-as-header (TR-106).
-    let mut headers: Vec<String> = messages
+    let mut headers: Vec<String> = turn
+        .finished
         .iter()
         .map(|m| options.name_of(&m.speaker))
         .chain([options.assistant.as_str()])
@@ -984,7 +1218,7 @@ fn anthropic(
     if prefix.is_some_and(|p| cuts(p, "\n", &line_headers)) {
         return Err(refuse(RenderCode::ContainsHeader, "context_prefix"));
     }
-    for (i, text) in texts.iter().enumerate() {
+    for (i, (text, _)) in texts.iter().enumerate() {
         if cuts(text, "\n", &line_headers) {
             return Err(refuse(
                 RenderCode::ContainsHeader,
@@ -992,6 +1226,7 @@ fn anthropic(
             ));
         }
     }
+    turn.check_headers(&open_text, &line_headers)?;
     // Both stand at the start of a line: the prompt's, or the one after the tools.
     let reads = |t: &str| {
         headers
@@ -1004,81 +1239,94 @@ fn anthropic(
         }
     }
 
-    let mut budget = MarkBudget { used: 0 };
-    let system = system_field(system, options, &mut budget)?;
+    let system = system_field(system, options, marks);
     let mut out: Vec<ProviderMessage> = Vec::new();
     let mut draft = Draft::default();
     if let Some(tools) = &tools {
-        draft.line(tools, None);
+        draft.line(tools, Vec::new(), marks);
     }
     if let Some(prefix) = prefix {
-        let mark = if options.prompt_caching {
-            budget.take(|| "context_prefix".into())?
-        } else {
-            None
-        };
-        draft.line(prefix, mark);
+        let mut placed = Vec::new();
+        if options.prompt_caching {
+            placed.push(Placed {
+                at: prefix.len(),
+                mark: CacheControl::ephemeral(),
+                location: "context_prefix".into(),
+            });
+        }
+        draft.line(prefix, placed, marks);
     }
-    for (i, (m, text)) in messages.iter().zip(&texts).enumerate() {
-        let mut mark = || -> Result<Option<CacheControl>, RenderError> {
-            if options.prompt_caching && m.cache_marker {
-                budget.take(|| format!("messages[{i}].cache_marker"))
-            } else {
-                Ok(None)
-            }
-        };
+    for (i, (m, (text, ends))) in turn.finished.iter().zip(&texts).enumerate() {
+        let marked = options.prompt_caching && m.cache_marker;
+        let cache_marker = || format!("messages[{i}].cache_marker");
         let label = options.label(options.name_of(&m.speaker));
         let label = label.trim_end();
         let line = line_of(label, text);
-        let user_side: Vec<&Block> = m
-            .blocks
-            .iter()
-            .filter(|b| {
-                matches!(b, Block::Image { .. })
-                    || (native_tools && matches!(b, Block::ToolResult { .. }))
-            })
-            .collect();
-        if user_side.is_empty() {
-            let calls: Vec<&Block> = m
+        let base = if text.is_empty() {
+            label.len()
+        } else {
+            label.len() + 1
+        };
+        let caller = text_marks(m, i, ends, base, line.len());
+        let user_side = |b: &ProviderBlock| {
+            matches!(b.block, Block::Image { .. })
+                || (native_tools && matches!(b.block, Block::ToolResult { .. }))
+        };
+        if !m.blocks.iter().any(user_side) {
+            let calls: Vec<(usize, &ProviderBlock)> = m
                 .blocks
                 .iter()
-                .filter(|b| native_tools && matches!(b, Block::ToolUse { .. }))
+                .enumerate()
+                .filter(|(_, b)| native_tools && matches!(b.block, Block::ToolUse { .. }))
                 .collect();
             if calls.is_empty() {
-                draft.line(&line, mark()?);
+                let mut placed = Vec::new();
+                if marked {
+                    placed.push(Placed {
+                        at: line.len(),
+                        mark: CacheControl::ephemeral(),
+                        location: cache_marker(),
+                    });
+                }
+                placed.extend(caller);
+                draft.line(&line, one_per_place(placed), marks);
             } else {
-                draft.line(&line, None);
+                draft.line(&line, one_per_place(caller), marks);
                 draft.cut(None);
-                draft
-                    .blocks
-                    .extend(calls.into_iter().map(|b| ProviderBlock::of(b.clone())));
-                if let Some(last) = draft.blocks.last_mut() {
-                    last.cache_control = mark()?;
+                for (k, b) in calls {
+                    let block = kept(b, || m.mark_location(i, k), marks);
+                    draft.blocks.push(block);
+                }
+                if marked {
+                    mark_last(&mut draft.blocks, cache_marker, marks);
                 }
                 draft.end(&mut out);
             }
         } else {
             draft.end(&mut out);
-            let mut content: Vec<ProviderBlock> = user_side
-                .iter()
-                .filter(|b| matches!(b, Block::ToolResult { .. }))
-                .map(|b| ProviderBlock::of((*b).clone()))
-                .collect();
+            let mut content: Vec<ProviderBlock> = Vec::new();
+            for (k, b) in m.blocks.iter().enumerate() {
+                if user_side(b) && matches!(b.block, Block::ToolResult { .. }) {
+                    content.push(kept(b, || m.mark_location(i, k), marks));
+                }
+            }
             let only_results = m
                 .blocks
                 .iter()
-                .all(|b| matches!(b, Block::ToolResult { .. }));
+                .all(|b| matches!(b.block, Block::ToolResult { .. }));
             if !only_results {
-                content.push(ProviderBlock::text(line));
+                let mut piece = Draft::default();
+                piece.line(&line, one_per_place(caller), marks);
+                piece.cut(None);
+                content.extend(piece.blocks);
             }
-            content.extend(
-                user_side
-                    .iter()
-                    .filter(|b| matches!(b, Block::Image { .. }))
-                    .map(|b| ProviderBlock::of((*b).clone())),
-            );
-            if let Some(last) = content.last_mut() {
-                last.cache_control = mark()?;
+            for (k, b) in m.blocks.iter().enumerate() {
+                if matches!(b.block, Block::Image { .. }) {
+                    content.push(kept(b, || m.mark_location(i, k), marks));
+                }
+            }
+            if marked {
+                mark_last(&mut content, cache_marker, marks);
             }
             out.push(ProviderMessage {
                 role: Role::User,
@@ -1086,21 +1334,33 @@ fn anthropic(
             });
         }
     }
+    // The open line: the assistant's label and the partial answer (TR-108).
     let mut open = options.label(&options.assistant).trim_end().to_string();
-    if options.thinking {
-        open.push_str(" <thinking>");
+    let partial = format!("{open_text}{}", turn.prefill);
+    if options.thinking || !partial.is_empty() {
+        open.push(' ');
+        if options.thinking {
+            open.push_str("<thinking>");
+        }
     }
-    draft.line(&open, None);
+    let base = open.len();
+    open.push_str(&partial);
+    // A provider refuses a prefill that ends in whitespace.
+    open.truncate(open.trim_end().len());
+    let mut placed = Vec::new();
+    if let Some(m) = turn.open {
+        if options.prompt_caching && m.cache_marker {
+            placed.push(Placed {
+                at: open.len(),
+                mark: CacheControl::ephemeral(),
+                location: format!("messages[{}].cache_marker", turn.open_index),
+            });
+        }
+        placed.extend(text_marks(m, turn.open_index, &open_ends, base, open.len()));
+    }
+    draft.line(&open, one_per_place(placed), marks);
     draft.end(&mut out);
-    let prefill = out.last().map(|m| {
-        m.content
-            .iter()
-            .map(|b| match &b.block {
-                Block::Text { text } => text.as_str(),
-                _ => "",
-            })
-            .collect::<String>()
-    });
+    let prefill = out.last().map(message_text_of);
     with_start(&mut out, options);
     Ok(Request {
         system,
@@ -1112,28 +1372,39 @@ fn anthropic(
     })
 }
 
-/// native (TR-98).
+/// A provider message's text: its text blocks concatenated.
+fn message_text_of(message: &ProviderMessage) -> String {
+    message.content.iter().map(ProviderBlock::text_of).collect()
+}
+
+/// Appends to the last message when it has the same role, as native merges
+/// consecutive messages (TR-98).
+fn push_merged(out: &mut Vec<ProviderMessage>, role: Role, content: Vec<ProviderBlock>) {
+    match out.last_mut() {
+        Some(last) if last.role == role => last.content.extend(content),
+        _ => out.push(ProviderMessage { role, content }),
+    }
+}
+
+/// native (TR-98, TR-107, TR-108).
 fn native(
     input: &RequestInput,
     options: &RequestOptions,
-    system: &[String],
-    messages: &[Prepared],
-) -> Result<Request, RenderError> {
-    let mut budget = MarkBudget { used: 0 };
-    let system = system_field(system, options, &mut budget)?;
+    system: &[ProviderBlock],
+    turn: &Turn,
+    marks: &mut Vec<String>,
+) -> Request {
+    let system = system_field(system, options, marks);
     let mut out: Vec<ProviderMessage> = Vec::new();
-    let mut push = |role: Role, content: Vec<ProviderBlock>| match out.last_mut() {
-        Some(last) if last.role == role => last.content.extend(content),
-        _ => out.push(ProviderMessage { role, content }),
-    };
     if let Some(prefix) = context_prefix(options) {
         let mut block = ProviderBlock::text(prefix);
         if options.prompt_caching {
-            block.cache_control = budget.take(|| "context_prefix".into())?;
+            block.cache_control = Some(CacheControl::ephemeral());
+            marks.push("context_prefix".into());
         }
-        push(Role::Assistant, vec![block]);
+        push_merged(&mut out, Role::Assistant, vec![block]);
     }
-    for (i, m) in messages.iter().enumerate() {
+    for (i, m) in turn.finished.iter().enumerate() {
         let assistant = options.is_assistant(&m.speaker);
         let role = if assistant {
             Role::Assistant
@@ -1142,34 +1413,61 @@ fn native(
         };
         let mut named = assistant || options.participant_mode == ParticipantMode::Simple;
         let mut content: Vec<ProviderBlock> = Vec::with_capacity(m.blocks.len());
-        for block in &m.blocks {
-            let block = match block {
-                Block::Text { text } if !named => {
+        for (k, b) in m.blocks.iter().enumerate() {
+            let mut block = kept(b, || m.mark_location(i, k), marks);
+            if let Block::Text { text } = &mut block.block {
+                if !named {
                     named = true;
-                    Block::Text {
-                        text: format!("{}{text}", options.label(&m.speaker)),
-                    }
+                    *text = format!("{}{text}", options.label(&m.speaker));
                 }
-                other => other.clone(),
-            };
-            content.push(ProviderBlock::of(block));
+            }
+            content.push(block);
         }
         if options.prompt_caching && m.cache_marker {
-            if let Some(last) = content.last_mut() {
-                last.cache_control = budget.take(|| format!("messages[{i}].cache_marker"))?;
-            }
+            mark_last(
+                &mut content,
+                || format!("messages[{i}].cache_marker"),
+                marks,
+            );
         }
-        push(role, content);
+        push_merged(&mut out, role, content);
+    }
+    // The open turn, continued by the provider (TR-108).
+    let mut open: Vec<ProviderBlock> = turn.open.map(|m| m.blocks.clone()).unwrap_or_default();
+    if !turn.prefill.is_empty() {
+        open.push(ProviderBlock::text(turn.prefill));
+    }
+    let sent = open
+        .iter()
+        .any(|b| !matches!(&b.block, Block::Text { text } if text.is_empty()));
+    let mut prefill = None;
+    if sent {
+        let i = turn.open_index;
+        let mut content: Vec<ProviderBlock> = Vec::with_capacity(open.len());
+        for (k, b) in open.iter().enumerate() {
+            // The prefill's block has no mark, so only the open turn's are looked up.
+            let location = || turn.open.map(|m| m.mark_location(i, k)).unwrap_or_default();
+            content.push(kept(b, location, marks));
+        }
+        if options.prompt_caching && turn.open.is_some_and(|m| m.cache_marker) {
+            mark_last(
+                &mut content,
+                || format!("messages[{i}].cache_marker"),
+                marks,
+            );
+        }
+        push_merged(&mut out, Role::Assistant, content);
+        prefill = out.last().map(message_text_of);
     }
     with_start(&mut out, options);
-    Ok(Request {
+    Request {
         system,
         messages: out,
-        assistant_prefill: None,
+        assistant_prefill: prefill,
         stop_sequences: Vec::new(),
         tools: (!input.tools.is_empty()).then(|| input.tools.clone()),
         warnings: Vec::new(),
-    })
+    }
 }
 
 fn prompt_request(prompt: String) -> Request {
@@ -1186,19 +1484,17 @@ fn prompt_request(prompt: String) -> Request {
     }
 }
 
-/// chatml (TR-99).
+/// chatml (TR-99, TR-108); the caller's marks are left out (TR-107).
 fn chatml(
     input: &RequestInput,
     options: &RequestOptions,
-    system: &[String],
-    messages: &[Prepared],
+    system: &[ProviderBlock],
+    turn: &Turn,
 ) -> Result<Request, RenderError> {
     let json = options.tool_format == ToolFormat::Json;
     let style = TextStyle::Chatml { json };
-    let mut texts = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
-        let text = message_text(&m.blocks, style)
-            .map_err(|_| refuse(RenderCode::BadCall, format!("messages[{i}].content")))?;
+    let mut texts = Vec::with_capacity(turn.finished.len());
+    for (m, (text, _)) in turn.finished.iter().zip(finished_texts(turn, style)?) {
         let prefixed = options.participant_mode == ParticipantMode::Multiuser
             && !options.is_assistant(&m.speaker);
         texts.push(if prefixed {
@@ -1207,7 +1503,8 @@ fn chatml(
             text
         });
     }
-    let system = system.join("\n");
+    let (open_text, _) = turn.open_text(style)?;
+    let system = system_text(system);
     let tools = (!input.tools.is_empty()).then(|| tools_text(&input.tools, json));
     let prefix = context_prefix(options);
     let end = &options.end_token;
@@ -1242,6 +1539,7 @@ fn chatml(
             ));
         }
     }
+    turn.check_headers(&open_text, &stems)?;
 
     let mut prompt = String::new();
     let system_message = match (system.is_empty(), &tools) {
@@ -1256,7 +1554,7 @@ fn chatml(
     if let Some(prefix) = prefix {
         prompt.push_str(&format!("{}{prefix}{end}\n", options.assistant_token));
     }
-    for (m, text) in messages.iter().zip(&texts) {
+    for (m, text) in turn.finished.iter().zip(&texts) {
         let token = if options.is_assistant(&m.speaker) {
             &options.assistant_token
         } else {
@@ -1268,20 +1566,23 @@ fn chatml(
     if options.thinking {
         prompt.push_str("<think>");
     }
+    prompt.push_str(&open_text);
+    prompt.push_str(turn.prefill);
     Ok(prompt_request(prompt))
 }
 
-/// completions (TR-100).
+/// completions (TR-100, TR-108); the caller's marks are left out (TR-107).
 fn completions(
     options: &RequestOptions,
-    system: &[String],
-    messages: &[Prepared],
+    system: &[ProviderBlock],
+    turn: &Turn,
 ) -> Result<Request, RenderError> {
-    let texts: Vec<String> = messages
-        .iter()
-        .map(|m| message_text(&m.blocks, TextStyle::Completions).unwrap_or_default())
+    let texts: Vec<String> = finished_texts(turn, TextStyle::Completions)?
+        .into_iter()
+        .map(|(text, _)| text)
         .collect();
-    let system = system.join("\n");
+    let (open_text, _) = turn.open_text(TextStyle::Completions)?;
+    let system = system_text(system);
     let prefix = context_prefix(options);
     let eot = &options.eot;
     let headers = vec![eot.clone()];
@@ -1299,9 +1600,11 @@ fn completions(
             ));
         }
     }
+    turn.check_headers(&open_text, &headers)?;
     let label = |speaker: &str| options.label(options.name_of(speaker));
     if !system.is_empty() {
-        let reads = messages
+        let reads = turn
+            .finished
             .iter()
             .map(|m| label(&m.speaker))
             .chain([options.label(&options.assistant)])
@@ -1321,10 +1624,11 @@ fn completions(
     if let Some(prefix) = prefix {
         blocks.push(format!("{assistant}{prefix}{eot}"));
     }
-    for (m, text) in messages.iter().zip(&texts) {
+    for (m, text) in turn.finished.iter().zip(&texts) {
         blocks.push(format!("{}{text}{eot}", label(&m.speaker)));
     }
-    blocks.push(assistant.trim_end().to_string());
+    let open = format!("{assistant}{open_text}{}", turn.prefill);
+    blocks.push(open.trim_end().to_string());
     Ok(prompt_request(blocks.join(&options.message_separator)))
 }
 
@@ -1469,7 +1773,7 @@ mod tests {
     fn string_content_is_one_text_block_and_unknown_block_keys_are_refused() {
         let m: RequestMessage =
             serde_json::from_str(r#"{"speaker": "A", "content": "x"}"#).unwrap();
-        assert_eq!(m.content.blocks(), vec![Block::Text { text: "x".into() }]);
+        assert_eq!(m.content.blocks(), vec![ProviderBlock::text("x")]);
         let bad = serde_json::from_str::<RequestMessage>(
             r#"{"speaker": "A", "content": [{"type": "text", "text": "x", "extra": 1}]}"#,
         );
@@ -1480,19 +1784,94 @@ mod tests {
     fn marks_cut_the_assistant_text_without_losing_a_byte() {
         let mut draft = Draft::default();
         let mut out = Vec::new();
-        draft.line("A: 1", Some(MARK));
-        draft.line("B: 2", None);
-        draft.line("C:", None);
+        let mut log = Vec::new();
+        let at = |at: usize, location: &str| Placed {
+            at,
+            mark: CacheControl::ephemeral(),
+            location: location.into(),
+        };
+        draft.line("A: 1", vec![at(4, "a")], &mut log);
+        // Two places inside one line: after "B: 2" and after "x".
+        draft.line("B: 2\nx\ny", vec![at(4, "b"), at(6, "c")], &mut log);
+        draft.line("C:", Vec::new(), &mut log);
         draft.end(&mut out);
-        let texts: Vec<&str> = out[0]
-            .content
-            .iter()
-            .map(|b| match &b.block {
-                Block::Text { text } => text.as_str(),
-                _ => "",
-            })
-            .collect();
-        assert_eq!(texts, ["A: 1", "\nB: 2\nC:"]);
-        assert_eq!(out[0].content[0].cache_control, Some(MARK));
+        let texts: Vec<&str> = out[0].content.iter().map(ProviderBlock::text_of).collect();
+        assert_eq!(texts, ["A: 1", "\nB: 2", "\nx", "\ny\nC:"]);
+        assert_eq!(
+            out[0].content[0].cache_control,
+            Some(CacheControl::ephemeral())
+        );
+        assert_eq!(out[0].content[3].cache_control, None);
+        assert_eq!(log, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn one_mark_per_place_and_the_last_given_wins() {
+        let mut own = Map::new();
+        own.insert("type".into(), Value::String("ephemeral".into()));
+        own.insert("ttl".into(), Value::String("1h".into()));
+        let placed = one_per_place(vec![
+            Placed {
+                at: 5,
+                mark: CacheControl::ephemeral(),
+                location: "formatter".into(),
+            },
+            Placed {
+                at: 2,
+                mark: CacheControl::ephemeral(),
+                location: "early".into(),
+            },
+            Placed {
+                at: 5,
+                mark: CacheControl(own.clone()),
+                location: "caller".into(),
+            },
+        ]);
+        let got: Vec<(usize, &str)> = placed.iter().map(|p| (p.at, p.location.as_str())).collect();
+        assert_eq!(got, [(2, "early"), (5, "caller")]);
+        assert_eq!(placed[1].mark, CacheControl(own));
+    }
+
+    #[test]
+    fn block_ends_follow_the_joined_text() {
+        let blocks: Vec<ProviderBlock> = serde_json::from_str(
+            r#"[{"type": "text", "text": "ab"}, {"type": "image", "source": {}},
+                {"type": "tool_use", "id": "1", "name": "f", "input": {}},
+                {"type": "tool_use", "id": "2", "name": "g", "input": {}},
+                {"type": "text", "text": ""}]"#,
+        )
+        .unwrap();
+        let (text, ends) = message_text(
+            &blocks,
+            TextStyle::Anthropic {
+                native_tools: false,
+            },
+        )
+        .unwrap();
+        let run_end = text.len() - 1;
+        assert_eq!(
+            ends,
+            [
+                Some(2),
+                None,
+                Some(run_end),
+                Some(run_end),
+                Some(text.len())
+            ]
+        );
+        assert!(text.starts_with("ab\n<function_calls>") && text.ends_with("</function_calls>\n"));
+    }
+
+    #[test]
+    fn the_caller_mark_must_be_an_object() {
+        let bad = serde_json::from_str::<ProviderBlock>(
+            r#"{"type": "text", "text": "x", "cache_control": "ephemeral"}"#,
+        );
+        assert!(bad.is_err());
+        let good: ProviderBlock = serde_json::from_str(
+            r#"{"type": "text", "text": "x", "cache_control": {"type": "ephemeral", "ttl": "5m"}}"#,
+        )
+        .unwrap();
+        assert_eq!(good.cache_control.unwrap().0.len(), 2);
     }
 }
