@@ -927,6 +927,17 @@ struct Turn<'a> {
 }
 
 impl Turn<'_> {
+    /// Whether the thinking opener starts the open line: `thinking` is on and the
+    /// open turn does not begin with a thinking block of its own, which is written
+    /// with its own opener (TR-108).
+    fn opens_thinking(&self, options: &RequestOptions) -> bool {
+        let own = self
+            .open
+            .and_then(|m| m.blocks.first())
+            .is_some_and(|b| matches!(b.block, Block::Thinking { .. }));
+        options.thinking && !own
+    }
+
     /// The open turn's text and where each of its blocks ends in it (TR-96).
     fn open_text(&self, style: TextStyle) -> Result<MarkedText, RenderError> {
         match self.open {
@@ -1337,9 +1348,10 @@ fn anthropic(
     // The open line: the assistant's label and the partial answer (TR-108).
     let mut open = options.label(&options.assistant).trim_end().to_string();
     let partial = format!("{open_text}{}", turn.prefill);
-    if options.thinking || !partial.is_empty() {
+    let opens_thinking = turn.opens_thinking(options);
+    if opens_thinking || !partial.is_empty() {
         open.push(' ');
-        if options.thinking {
+        if opens_thinking {
             open.push_str("<thinking>");
         }
     }
@@ -1563,7 +1575,7 @@ fn chatml(
         prompt.push_str(&format!("{token}{text}{end}\n"));
     }
     prompt.push_str(&options.assistant_token);
-    if options.thinking {
+    if turn.opens_thinking(options) {
         prompt.push_str("<think>");
     }
     prompt.push_str(&open_text);
