@@ -67,3 +67,36 @@ impl Options {
         self.tools.iter().find(|t| t.name == name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// Tools whose only parameter's schema refers to itself through `$ref`.
+    fn cyclic() -> serde_json::Value {
+        json!({"tools": [{"name": "f", "parameters": {
+            "$defs": {"A": {"$ref": "#/$defs/A"}}, "properties": {"p": {"$ref": "#/$defs/A"}}}}]})
+    }
+
+    const CYCLE: &str =
+        "tool \"f\": $ref \"#/$defs/A\" refers back to itself through $ref, allOf, anyOf and oneOf alone";
+
+    #[test]
+    fn a_tool_with_a_ref_cycle_is_refused_when_a_built_in_family_reads_its_options() {
+        for name in ["qwen3-coder", "glm", "minimax-m2", "hermes"] {
+            let dialect = crate::dialect(name).expect("a dialect");
+            let refused = (dialect.open)(&cyclic(), false).err().expect("refused");
+            assert_eq!(
+                refused.to_string(),
+                format!("invalid {name} options: {CYCLE}")
+            );
+        }
+    }
+
+    #[test]
+    fn a_tool_with_a_ref_cycle_is_refused_in_the_options_a_run_time_family_reads() {
+        // `custom::Family::options` reads these options (CF-9 refuses as FD-6b).
+        let refused = serde_json::from_value::<super::Options>(cyclic()).err();
+        assert_eq!(refused.map(|e| e.to_string()).as_deref(), Some(CYCLE));
+    }
+}
