@@ -98,3 +98,86 @@ fn deltas_are_refused_for_a_dialect_that_is_not_a_field_family() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--deltas needs a field family"));
 }
+
+/// `idiolect parse DIALECT --options FILE` with `options` written to FILE.
+fn parse_with_options(dialect: &str, options: &Value, input: &[u8]) -> std::process::Output {
+    // A file per call: the tests run at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "idiolect-field-cli-{}-{call}.json",
+        std::process::id()
+    ));
+    std::fs::write(&path, options.to_string()).expect("write options");
+    let out = run(
+        &[
+            "parse",
+            dialect,
+            "--options",
+            path.to_str().expect("utf-8 path"),
+        ],
+        input,
+    );
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+#[test]
+fn a_tool_whose_ref_goes_round_a_cycle_is_an_options_error_naming_the_tool_and_the_pointer() {
+    let options = json!({"tools": [{"name": "get_weather", "parameters": {
+        "$defs": {"A": {"allOf": [{"$ref": "#/$defs/B"}]}, "B": {"anyOf": [{"$ref": "#/$defs/A"}]}},
+        "properties": {"p": {"$ref": "#/$defs/A"}}}}]});
+    // Every family reads `tools` alike, JSON families too (FD-3). The check meets
+    // A first in `$defs`, where it is no reference's target, so the target it
+    // reaches a second time is B.
+    for dialect in ["qwen3-coder", "glm", "minimax-m2", "hermes"] {
+        let out = parse_with_options(dialect, &options, b"");
+        assert_eq!(out.status.code(), Some(2), "{dialect}");
+        assert!(out.stdout.is_empty(), "{dialect}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "idiolect: invalid {dialect} options: tool \"get_weather\": $ref \"#/$defs/B\" \
+                 refers back to itself through $ref, allOf, anyOf and oneOf alone\n"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_tool_whose_ref_points_at_nothing_is_an_options_error() {
+    let options = json!({"tools": [{"name": "f", "parameters": {
+        "properties": {"n": {"$ref": "#/$defs/Missing"}}}}]});
+    let out = parse_with_options("glm", &options, b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "idiolect: invalid glm options: tool \"f\": $ref \"#/$defs/Missing\" points at nothing\n"
+    );
+}
+
+#[test]
+fn a_tool_whose_schema_recurses_through_its_properties_types_its_values() {
+    let options = json!({"tools": [{"name": "f", "parameters": {"type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "properties": {"root": {"$ref": "#/$defs/Node"}, "n": {"$ref": "#/$defs/Count"}},
+        "definitions": {}}}]});
+    // `n`'s reference points at nothing: refused, though `root` is fine.
+    let out = parse_with_options("glm", &options, b"");
+    assert_eq!(out.status.code(), Some(2));
+    let mut fine = options.clone();
+    fine["tools"][0]["parameters"]["$defs"]["Count"] = json!({"type": "integer"});
+    let input = b"<tool_call>f<arg_key>root</arg_key><arg_value>{\"children\": []}</arg_value><arg_key>n</arg_key><arg_value>3</arg_value></tool_call>";
+    let out = parse_with_options("glm", &fine, input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("a document");
+    assert_eq!(
+        doc["items"][0]["arguments"],
+        json!("{\"root\":{\"children\":[]},\"n\":3}")
+    );
+}

@@ -59,8 +59,9 @@
 //! ```
 
 /// The glue every single-machine family shares: its `Parser`, its
-/// [`DialectMachine`](crate::fold::DialectMachine) impl (a family never refuses its
-/// options, and holds a call until its markup decides it, spec/field.md), `parse` and
+/// [`DialectMachine`](crate::fold::DialectMachine) impl (a family never refuses options
+/// that were read: an unknown key or a `$ref` that FD-6b refuses fails the reading;
+/// and a family holds a call until its markup decides it, spec/field.md), `parse` and
 /// `parse_events`. Written once here so that the families differ only in what differs.
 macro_rules! family_glue {
     ($machine:ident, $name:literal) => {
@@ -73,7 +74,8 @@ macro_rules! family_glue {
             type Problem = std::convert::Infallible;
             type Folder = DocumentFolder;
 
-            /// Every options value is usable: a field family never refuses its options.
+            /// Every options value read is usable: what a field family refuses fails
+            /// the reading (FD-3).
             fn with_options(options: &Options) -> Result<Self, std::convert::Infallible> {
                 Ok($machine::new(options))
             }

@@ -6,17 +6,15 @@
 //! value starts and ends; this writes the arguments' JSON text for them.
 
 use crate::field::input::MAX_KEYS_COMPARED;
-use crate::field::typing::{
-    needs_escape, push_escaped, push_json_string, push_typed_json, SchemaTypes,
-};
+use crate::field::typing::{needs_escape, push_escaped, push_json_string, SchemaTypes};
 use crate::field::{Emitter, Event, Tool};
 
 /// The parameter whose value is being read (its JSON text before a typed value
 /// and the raw text of a typed value so far are [`ParameterValues`]' buffers).
 #[derive(Clone, Copy, Debug)]
 struct Param {
-    /// Where the value's declared types are ([`SchemaTypes::types`]) when it is
-    /// typed at its close (FD-6) rather than streamed.
+    /// Where the value's shape is ([`SchemaTypes::shape`]) when it is typed at its
+    /// close (FD-6) rather than streamed.
     typed: Option<usize>,
     /// Whether the value's first byte (a newline to strip) is still to come.
     at_start: bool,
@@ -56,7 +54,7 @@ pub(crate) enum Scan {
 /// The parameters of the call being read, and the request's schema for typing them.
 #[derive(Clone, Debug)]
 pub(crate) struct ParameterValues {
-    /// The declared types of the tools' parameters.
+    /// The shapes of the tools' parameters.
     schema: SchemaTypes,
     /// Whether one newline after a parameter's opener and one before its closer
     /// are the template's, not the value's.
@@ -140,7 +138,8 @@ impl ParameterValues {
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) {
-        // A plain string streams (FD-5): no schema for it, or `string` its only type.
+        // A plain string streams (FD-5): no schema for it, or one that can allow no
+        // literal reading (FD-6f).
         let typed = self.schema.typed_at(self.tool, key);
         self.prefix.clear();
         self.prefix.push(if self.params == 0 { '{' } else { ',' });
@@ -292,10 +291,12 @@ impl ParameterValues {
         };
         let text = &mut self.prefix;
         match param.typed {
-            Some(types) => {
-                let types = self.schema.types(self.tool, types);
+            Some(at) => {
                 let from = text.len();
-                push_typed_json(text, &self.raw, types.iter().map(String::as_str));
+                match self.schema.shape(self.tool, at) {
+                    Some(shape) => shape.push_typed(text, &self.raw),
+                    None => push_json_string(text, &self.raw),
+                }
                 let value = &text.as_bytes()[from..];
                 let plain = match value.first() {
                     Some(b'{' | b'[') => false,
