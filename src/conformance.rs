@@ -155,6 +155,109 @@ pub fn load(root: &Path, only: Option<&str>) -> Result<Vec<Result<Case, LoadErro
     Ok(cases)
 }
 
+/// A case whose options the dialect must refuse:
+/// `conformance/<dialect>/<case>.refused.json`, an object `{"options", "error"}`.
+/// The options are merged over the dialect's `options.json` as a case's are; the
+/// session must not open, and its error's one-line message is `error`.
+#[derive(Clone, Debug)]
+pub struct RefusedCase {
+    /// The dialect (the folder name).
+    pub dialect: String,
+    /// The case name (the file name without `.refused.json`).
+    pub name: String,
+    /// The merged options.
+    pub options: Value,
+    /// The expected message: [`crate::session::OptionsError`]'s `message`.
+    pub error: String,
+}
+
+impl RefusedCase {
+    /// `dialect::name (refused)`, as the runners print it.
+    pub fn id(&self) -> String {
+        format!("{}::{} (refused)", self.dialect, self.name)
+    }
+}
+
+/// Loads every refused-options case under `root` (one folder per dialect), or only
+/// those of dialect `only`; a file that cannot be read gives a [`LoadError`].
+pub fn load_refused(
+    root: &Path,
+    only: Option<&str>,
+) -> Result<Vec<Result<RefusedCase, LoadError>>, String> {
+    if !root.is_dir() {
+        return Err(format!("no conformance folder at {}", root.display()));
+    }
+    const SUFFIX: &str = ".refused.json";
+    let mut cases = Vec::new();
+    for dir in sorted_entries(root).into_iter().filter(|p| p.is_dir()) {
+        let dialect = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        if only.is_some_and(|d| d != dialect) {
+            continue;
+        }
+        let base = dir.join("options.json");
+        for path in sorted_entries(&dir) {
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            let Some(name) = file.strip_suffix(SUFFIX).map(str::to_string) else {
+                continue;
+            };
+            let id = format!("{dialect}::{name} (refused)");
+            let case = (|| {
+                let mut spec = read_json(&path)?;
+                let error = match spec.get("error") {
+                    Some(Value::String(e)) => e.clone(),
+                    _ => return Err(format!("{}: \"error\" must be a string", path.display())),
+                };
+                let own = spec
+                    .get_mut("options")
+                    .map(Value::take)
+                    .ok_or_else(|| format!("{}: \"options\" is missing", path.display()))?;
+                let base_options = if base.exists() {
+                    read_json(&base)?
+                } else {
+                    Value::Null
+                };
+                Ok(RefusedCase {
+                    dialect: dialect.clone(),
+                    name,
+                    options: merge_options(&base_options, own),
+                    error,
+                })
+            })();
+            cases.push(case.map_err(|message| LoadError { id, message }));
+        }
+    }
+    Ok(cases)
+}
+
+/// Checks a refused-options case: the dialect's session must not open with its
+/// options, and the refusal's message must be the expected one.
+pub fn check_refused(case: &RefusedCase) -> Result<(), String> {
+    let found = crate::dialect(&case.dialect).ok_or_else(|| {
+        format!(
+            "no dialect named {:?} (folder conformance/{})",
+            case.dialect, case.dialect
+        )
+    })?;
+    match (found.open)(&case.options, false) {
+        Ok(_) => Err(format!(
+            "{}: the options were accepted; expected the refusal {:?}",
+            case.id(),
+            case.error
+        )),
+        Err(e) if e.message == case.error => Ok(()),
+        Err(e) => Err(format!(
+            "{}: refused with {:?}; expected {:?}",
+            case.id(),
+            e.message,
+            case.error
+        )),
+    }
+}
+
 /// A small deterministic generator (xorshift64*), so schedules are reproducible.
 struct Rng(u64);
 

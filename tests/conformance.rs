@@ -1,5 +1,6 @@
 //! The conformance runner: every case of `conformance/<dialect>/`, whole and under
-//! the split schedule, checked for S2, S4 and S8 (see `idiolect::conformance`).
+//! the split schedule, checked for S2, S4 and S8 (see `idiolect::conformance`), and
+//! every refused-options case (`<case>.refused.json`).
 
 use std::path::Path;
 
@@ -21,6 +22,15 @@ fn main() {
                     Err(e) => Trial::test(e.id, move || Err(e.message.into())),
                 })
                 .collect();
+            match idiolect::conformance::load_refused(&root, None) {
+                Err(e) => trials.push(Trial::test("corpus (refused)", move || Err(e.into()))),
+                Ok(refused) => trials.extend(refused.into_iter().map(|case| match case {
+                    Ok(case) => Trial::test(case.id(), move || {
+                        idiolect::conformance::check_refused(&case).map_err(Into::into)
+                    }),
+                    Err(e) => Trial::test(e.id, move || Err(e.message.into())),
+                })),
+            }
             for name in missing {
                 trials.push(Trial::test(format!("{name}::(corpus)"), move || {
                     Err(format!("the registered dialect {name} has no conformance cases").into())
