@@ -119,6 +119,34 @@ pub fn run(plan: Plan) -> Result<i32, CliError> {
         }
     }
     let _ = std::fs::remove_dir_all(&options_dir);
+    // Refused-options cases have no input to send a port: in-process runs only.
+    if plan.port.is_none() {
+        let refused =
+            conformance::load_refused(&plan.root, plan.dialect.as_deref()).map_err(CliError)?;
+        for case in refused {
+            let (id, result) = match case {
+                Err(e) => (e.id, Err(e.message)),
+                Ok(case) => (case.id(), conformance::check_refused(&case)),
+            };
+            let line = match (skip.contains(&id), result) {
+                (true, _) => {
+                    skipped += 1;
+                    format!("skip {id}\n")
+                }
+                (false, Ok(())) => {
+                    passed += 1;
+                    format!("ok {id}\n")
+                }
+                (false, Err(why)) => {
+                    failed += 1;
+                    format!("FAIL {id}\n    {why}\n")
+                }
+            };
+            if out.write_all(line.as_bytes()).is_err() {
+                std::process::exit(if failed > 0 { 1 } else { 0 });
+            }
+        }
+    }
     let total = if skipped > 0 {
         format!("{passed} passed, {failed} failed, {skipped} skipped\n")
     } else {
