@@ -89,23 +89,33 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The dialect folders under `root` (their names and paths, sorted), or only the
+/// folder of dialect `only`.
+fn dialect_folders(root: &Path, only: Option<&str>) -> Result<Vec<(String, PathBuf)>, String> {
+    if !root.is_dir() {
+        return Err(format!("no conformance folder at {}", root.display()));
+    }
+    Ok(sorted_entries(root)
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .map(|dir| {
+            let name = dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            (name, dir)
+        })
+        .filter(|(name, _)| only.is_none_or(|d| d == name))
+        .collect())
+}
+
 /// Loads every case under `root` (the `conformance/` folder), optionally only one
 /// dialect's. Each folder is a dialect; files beside them (the README, `VERSION`,
 /// the JSON Schemas) are not cases.
 pub fn load(root: &Path, only: Option<&str>) -> Result<Vec<Result<Case, LoadError>>, String> {
-    if !root.is_dir() {
-        return Err(format!("no conformance folder at {}", root.display()));
-    }
     let mut cases = Vec::new();
-    for dir in sorted_entries(root).into_iter().filter(|p| p.is_dir()) {
-        let dialect = dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        if only.is_some_and(|d| d != dialect) {
-            continue;
-        }
+    for (dialect, dir) in dialect_folders(root, only)? {
         let txts: Vec<PathBuf> = sorted_entries(&dir)
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "txt"))
@@ -184,20 +194,9 @@ pub fn load_refused(
     root: &Path,
     only: Option<&str>,
 ) -> Result<Vec<Result<RefusedCase, LoadError>>, String> {
-    if !root.is_dir() {
-        return Err(format!("no conformance folder at {}", root.display()));
-    }
     const SUFFIX: &str = ".refused.json";
     let mut cases = Vec::new();
-    for dir in sorted_entries(root).into_iter().filter(|p| p.is_dir()) {
-        let dialect = dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        if only.is_some_and(|d| d != dialect) {
-            continue;
-        }
+    for (dialect, dir) in dialect_folders(root, only)? {
         let base = dir.join("options.json");
         for path in sorted_entries(&dir) {
             let file = path.file_name().unwrap_or_default().to_string_lossy();
