@@ -130,7 +130,7 @@ impl<T: Serialize> ErasedDocument for T {
 
 fn session(case: &Case) -> Box<dyn idiolect::Session> {
     let dialect = idiolect::dialect(case.dialect).expect("a registered dialect");
-    (dialect.open)(&case.options, false).expect("valid options")
+    dialect.open(&case.options, false).expect("valid options")
 }
 
 fn in_process(bench: &Bench, case: &Case, input: &str) {

@@ -241,7 +241,7 @@ pub fn check_refused(case: &RefusedCase) -> Result<(), String> {
             case.dialect, case.dialect
         )
     })?;
-    match (found.open)(&case.options, false) {
+    match found.open(&case.options, false) {
         Ok(_) => Err(format!(
             "{}: the options were accepted; expected the refusal {:?}",
             case.id(),
@@ -353,7 +353,7 @@ pub fn open_dialect(case: &Case) -> Result<Box<dyn Session>, String> {
             case.dialect, case.dialect
         )
     })?;
-    (found.open)(&case.options, false).map_err(|e| e.to_string())
+    found.open(&case.options, false).map_err(|e| e.to_string())
 }
 
 /// Feeds `chunks` to a session of `dialect`, checking S8 (spans tile the input) on
@@ -366,7 +366,7 @@ pub fn run_chunked(
 ) -> Result<Run, String> {
     let found = crate::dialect(dialect)
         .ok_or_else(|| format!("no dialect named {dialect:?} (folder conformance/{dialect})"))?;
-    let session = (found.open)(options, false).map_err(|e| e.to_string())?;
+    let session = found.open(options, false).map_err(|e| e.to_string())?;
     run_session(session, chunks, label)
 }
 

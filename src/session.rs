@@ -13,6 +13,7 @@
 //! output, never through a `serde_json::Value` on the writing paths.
 
 use std::io;
+use std::sync::OnceLock;
 
 use schemars::generate::SchemaSettings;
 use schemars::transform::RecursiveTransform;
@@ -452,25 +453,32 @@ fn open_deepseek_v31(options: &Value, spans: bool) -> Result<Box<dyn Session>, O
     )
 }
 
+/// Options a family refused, as the registry reports them.
+fn refused(e: field::custom::FamilyError) -> OptionsError {
+    match e {
+        field::custom::FamilyError::Options(message) => OptionsError::new("custom", message),
+        other => OptionsError::new("custom", other.to_string()),
+    }
+}
+
 /// The registry's side of a field family defined at run time: JSON options and
 /// sessions, as for the built-in dialects.
 impl field::custom::Family {
     /// The family's options from JSON (`null`: all defaults): the field options of
-    /// FD-3, with `start_in_reasoning` defaulting to the description's (CF-4).
-    pub fn options(&self, options: &Value) -> Result<field::Options, OptionsError> {
-        let mut parsed: field::Options = options_from_json("custom", options)?;
-        if options.get("start_in_reasoning").is_none() {
-            parsed.start_in_reasoning = self.default_options().start_in_reasoning;
-        }
+    /// FD-3, and `reasoning_markers` where the family honours it (CF-4, CF-19).
+    pub fn options(&self, options: &Value) -> Result<field::custom::Options, OptionsError> {
+        let parsed: field::custom::Options = options_from_json("custom", options)?;
+        self.machine(&parsed).map_err(refused)?;
         Ok(parsed)
     }
 
     /// A session of the registry's kind (JSON options in, JSON events and
     /// document out), as the CLI and the conformance runner drive a dialect.
     pub fn open(&self, options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-        let options = self.options(options)?;
+        let parsed: field::custom::Options = options_from_json("custom", options)?;
+        let machine = self.machine(&parsed).map_err(refused)?;
         Ok(open_machine(
-            self.machine(&options),
+            machine,
             field::DocumentFolder::new(spans),
             None,
         ))
@@ -560,14 +568,102 @@ pub struct Dialect {
     pub name: &'static str,
     /// One line saying what the dialect is.
     pub summary: &'static str,
+    kind: Kind,
+}
+
+/// How a dialect is run.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// By functions of its own.
+    Fixed {
+        open: OpenFn,
+        render: Option<RenderFn>,
+        schemas: SchemasFn,
+    },
+    /// A field family run by the engine (its entry of `field::families::TABLE`).
+    Engine {
+        family: &'static field::custom::Family,
+        name: &'static str,
+        render: Option<RenderFn>,
+    },
+}
+
+impl Dialect {
+    /// A dialect run by functions of its own.
+    const fn fixed(
+        name: &'static str,
+        summary: &'static str,
+        open: OpenFn,
+        render: Option<RenderFn>,
+        schemas: SchemasFn,
+    ) -> Dialect {
+        Dialect {
+            name,
+            summary,
+            kind: Kind::Fixed {
+                open,
+                render,
+                schemas,
+            },
+        }
+    }
+
     /// Starts a session with JSON options; `spans` asks the document to carry spans.
-    pub open: OpenFn,
-    /// Renders JSON into the dialect's text (`idiolect render`), if the dialect can:
-    /// `what` selects among several renderings (for example `calls`), `input` is the
-    /// JSON read from stdin. Returns the text to print, or a one-line error.
-    pub render: Option<RenderFn>,
+    pub fn open(&self, options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
+        match self.kind {
+            Kind::Fixed { open, .. } => open(options, spans),
+            Kind::Engine { family, name, .. } => {
+                let parsed: field::custom::Options = options_from_json(name, options)?;
+                let machine = family.machine(&parsed).map_err(|e| match e {
+                    field::custom::FamilyError::Options(message) => {
+                        OptionsError::new(name, message)
+                    }
+                    other => OptionsError::new(name, other.to_string()),
+                })?;
+                Ok(open_machine(
+                    machine,
+                    field::DocumentFolder::new(spans),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// Whether the dialect renders (`idiolect render`).
+    pub fn renders(&self) -> bool {
+        match self.kind {
+            Kind::Fixed { render, .. } | Kind::Engine { render, .. } => render.is_some(),
+        }
+    }
+
+    /// Renders JSON into the dialect's text (`idiolect render`): `what` selects
+    /// among several renderings (for example `calls`), `input` is the JSON read from
+    /// stdin. Returns the text to print, or a one-line error (also when the dialect
+    /// does not render, [`Dialect::renders`]).
+    pub fn render(
+        &self,
+        what: Option<&str>,
+        input: &Value,
+        options: &Value,
+    ) -> Result<String, String> {
+        match self.kind {
+            Kind::Fixed { render, .. } | Kind::Engine { render, .. } => match render {
+                Some(render) => render(what, input, options),
+                None => Err(format!("{} does not render", self.name)),
+            },
+        }
+    }
+
     /// The JSON Schemas of the dialect's options and document (see [`Schemas`]).
-    pub schemas: SchemasFn,
+    pub fn schemas(&self) -> Schemas {
+        match self.kind {
+            Kind::Fixed { schemas, .. } => schemas(),
+            Kind::Engine { family, .. } => Schemas {
+                options: family.options_schema(),
+                ..schemas::<field::custom::Options, field::Document>()
+            },
+        }
+    }
 }
 
 /// The signature of [`Dialect::open`].
@@ -632,9 +728,36 @@ impl std::fmt::Debug for Dialect {
     }
 }
 
-/// Every dialect this build knows, in a stable order.
+/// Every dialect this build knows, in a stable order: the dialects of their own,
+/// then the field families in the order of their table (`field::families`).
 pub fn dialects() -> &'static [Dialect] {
-    &DIALECTS
+    static ALL: OnceLock<Vec<Dialect>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = DIALECTS.to_vec();
+        for entry in field::families::TABLE {
+            let dialect = match entry.definition {
+                field::families::Definition::Engine { .. } => {
+                    let family =
+                        field::families::family(entry.name).expect("an engine family of the table");
+                    Dialect {
+                        name: entry.name,
+                        summary: family.description().summary.as_deref().unwrap_or(""),
+                        kind: Kind::Engine {
+                            family,
+                            name: entry.name,
+                            render: entry.render,
+                        },
+                    }
+                }
+                field::families::Definition::Machine => *MACHINE_FAMILIES
+                    .iter()
+                    .find(|d| d.name == entry.name)
+                    .expect("every machine family of the table has its entry"),
+            };
+            all.push(dialect);
+        }
+        all
+    })
 }
 
 /// The dialect called `name`, if there is one.
@@ -642,125 +765,95 @@ pub fn dialect(name: &str) -> Option<&'static Dialect> {
     dialects().iter().find(|d| d.name == name)
 }
 
-pub(crate) const DIALECTS: [Dialect; 17] = [
-    Dialect {
-        name: "sections",
-        summary: "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
-        open: open::<sections::SectionMachine>,
-        render: None,
-        schemas: schemas::<sections::Options, sections::Document>,
-    },
-    Dialect {
-        name: "anthropic-xml",
-        summary: "prose, thinking, tool calls and tool results in one stream (XML tool calling)",
-        open: open::<anthropic_xml::AnthropicXmlMachine>,
-        render: Some(render_anthropic_xml),
-        schemas: schemas::<anthropic_xml::Options, anthropic_xml::Document>,
-    },
-    Dialect {
-        name: "kindaxml",
-        summary: "tolerant XML-ish annotations (<cite id=1>, <claim>…</claim>, <todo/>) with deterministic recovery",
-        open: open::<kindaxml::KindaxmlMachine>,
-        render: None,
-        schemas: schemas::<kindaxml::Options, kindaxml::Document>,
-    },
-    Dialect {
-        name: "transcript",
-        summary: "conversations as one prompt (four formats): parse, render, cut continuations at the first stop, build provider requests",
-        open: open_transcript,
-        render: Some(render_transcript),
-        schemas: schemas::<transcript::Options, transcript::Document>,
-    },
-    Dialect {
-        name: "plurnk",
-        summary:
-            "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
-        open: open::<plurnk::PlurnkMachine>,
-        render: None,
-        schemas: schemas::<plurnk::Options, plurnk::Document>,
-    },
-    Dialect {
-        name: "hermes",
-        summary: "tool calls as <tool_call>{json}</tool_call>, reasoning in <think> (Hermes, Qwen2.5, QwQ, Qwen3)",
-        open: open::<field::hermes::HermesMachine>,
-        render: Some(field::hermes::render_json),
-        schemas: schemas::<field::hermes::Options, field::Document>,
-    },
-    Dialect {
-        name: "qwen3-coder",
-        summary: "tool calls as <function=NAME><parameter=KEY>value</parameter>, typed by the tools' schemas (Qwen3-Coder, Qwen3.5, Nemotron-3)",
-        open: open::<field::qwen3_coder::Qwen3CoderMachine>,
-        render: Some(field::qwen3_coder::render_json),
-        schemas: schemas::<field::qwen3_coder::Options, field::Document>,
-    },
-    Dialect {
-        name: "deepseek-v3",
-        summary: "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
-        open: open_deepseek_v3,
-        render: Some(field::deepseek::render_v3_json),
-        schemas: schemas::<field::deepseek::Options, field::Document>,
-    },
-    Dialect {
-        name: "deepseek-v3.1",
-        summary: "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
-        open: open_deepseek_v31,
-        render: Some(field::deepseek::render_v31_json),
-        schemas: schemas::<field::deepseek::Options, field::Document>,
-    },
-    Dialect {
-        name: "harmony",
-        summary: "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
-        open: open::<field::harmony::HarmonyMachine>,
-        render: Some(field::harmony::render_json),
-        schemas: schemas::<field::harmony::Options, field::Document>,
-    },
-    Dialect {
-        name: "mistral",
-        summary: "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
-        open: open::<field::mistral::MistralMachine>,
-        render: Some(field::mistral::render_json),
-        schemas: schemas::<field::mistral::Options, field::Document>,
-    },
-    Dialect {
-        name: "llama3-json",
-        summary: "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",
-        open: open::<field::llama3_json::Llama3JsonMachine>,
-        render: Some(field::llama3_json::render_json),
-        schemas: schemas::<field::llama3_json::Options, field::Document>,
-    },
-    Dialect {
-        name: "pythonic",
-        summary: "Python-style tool-call lists [f(a=1, b=\"x\")] (Llama 4, Llama 3.2, Liquid), optionally in <|python_start|>…<|python_end|>",
-        open: open::<field::pythonic::PythonicMachine>,
-        render: Some(field::pythonic::render_json),
-        schemas: schemas::<field::pythonic::Options, field::Document>,
-    },
-    Dialect {
-        name: "reasoning",
-        summary: "reasoning without tool calls: <think>…</think>, [THINK]…[/THINK] or ◁think▷…◁/think▷",
-        open: open::<field::reasoning::ReasoningMachine>,
-        render: Some(field::reasoning::render_json),
-        schemas: schemas::<field::reasoning::Options, field::Document>,
-    },
-    Dialect {
-        name: "kimi-k2",
-        summary: "Kimi-K2 tool calls: <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> in a tool-calls section; reasoning in <think>",
-        open: open::<field::kimi_k2::KimiK2Machine>,
-        render: Some(field::kimi_k2::render_json),
-        schemas: schemas::<field::kimi_k2::Options, field::Document>,
-    },
-    Dialect {
-        name: "minimax-m2",
-        summary: "MiniMax-M2 tool calls: <minimax:tool_call><invoke name=\"N\"><parameter name=\"K\">value</parameter></invoke>, typed by the tools' schemas; starts inside <think> reasoning",
-        open: open::<field::minimax_m2::MinimaxM2Machine>,
-        render: Some(field::minimax_m2::render_json),
-        schemas: schemas::<field::minimax_m2::Options, field::Document>,
-    },
-    Dialect {
-        name: "glm",
-        summary: "GLM-4.5/4.6/4.7/5 tool calls: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, typed by the tools' schemas; reasoning in <think>",
-        open: open::<field::glm::GlmMachine>,
-        render: Some(field::glm::render_json),
-        schemas: schemas::<field::glm::Options, field::Document>,
-    },
+/// The dialects of their own (not field families).
+pub(crate) const DIALECTS: [Dialect; 5] = [
+    Dialect::fixed(
+        "sections",
+        "registered <name attrs>…</name> sections with verbatim content (Promptweaver style)",
+        open::<sections::SectionMachine>,
+        None,
+        schemas::<sections::Options, sections::Document>,
+    ),
+    Dialect::fixed(
+        "anthropic-xml",
+        "prose, thinking, tool calls and tool results in one stream (XML tool calling)",
+        open::<anthropic_xml::AnthropicXmlMachine>,
+        Some(render_anthropic_xml),
+        schemas::<anthropic_xml::Options, anthropic_xml::Document>,
+    ),
+    Dialect::fixed(
+        "kindaxml",
+        "tolerant XML-ish annotations (<cite id=1>, <claim>…</claim>, <todo/>) with deterministic recovery",
+        open::<kindaxml::KindaxmlMachine>,
+        None,
+        schemas::<kindaxml::Options, kindaxml::Document>,
+    ),
+    Dialect::fixed(
+        "transcript",
+        "conversations as one prompt (four formats): parse, render, cut continuations at the first stop, build provider requests",
+        open_transcript,
+        Some(render_transcript),
+        schemas::<transcript::Options, transcript::Document>,
+    ),
+    Dialect::fixed(
+        "plurnk",
+        "HEREDOC agent statements <<OP[signal](path)<L>:body:OP between prose (plurnk protocol)",
+        open::<plurnk::PlurnkMachine>,
+        None,
+        schemas::<plurnk::Options, plurnk::Document>,
+    ),
+];
+
+/// The field families whose state machine is still their own, by name: their
+/// place among the families is the table's (`field::families::TABLE`).
+const MACHINE_FAMILIES: [Dialect; 7] = [
+    Dialect::fixed(
+        "deepseek-v3",
+        "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
+        open_deepseek_v3,
+        Some(field::deepseek::render_v3_json),
+        schemas::<field::deepseek::Options, field::Document>,
+    ),
+    Dialect::fixed(
+        "deepseek-v3.1",
+        "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
+        open_deepseek_v31,
+        Some(field::deepseek::render_v31_json),
+        schemas::<field::deepseek::Options, field::Document>,
+    ),
+    Dialect::fixed(
+        "harmony",
+        "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
+        open::<field::harmony::HarmonyMachine>,
+        Some(field::harmony::render_json),
+        schemas::<field::harmony::Options, field::Document>,
+    ),
+    Dialect::fixed(
+        "mistral",
+        "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
+        open::<field::mistral::MistralMachine>,
+        Some(field::mistral::render_json),
+        schemas::<field::mistral::Options, field::Document>,
+    ),
+    Dialect::fixed(
+        "llama3-json",
+        "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",
+        open::<field::llama3_json::Llama3JsonMachine>,
+        Some(field::llama3_json::render_json),
+        schemas::<field::llama3_json::Options, field::Document>,
+    ),
+    Dialect::fixed(
+        "pythonic",
+        "Python-style tool-call lists [f(a=1, b=\"x\")] (Llama 4, Llama 3.2, Liquid), optionally in <|python_start|>…<|python_end|>",
+        open::<field::pythonic::PythonicMachine>,
+        Some(field::pythonic::render_json),
+        schemas::<field::pythonic::Options, field::Document>,
+    ),
+    Dialect::fixed(
+        "reasoning",
+        "reasoning without tool calls: <think>…</think>, [THINK]…[/THINK] or ◁think▷…◁/think▷",
+        open::<field::reasoning::ReasoningMachine>,
+        Some(field::reasoning::render_json),
+        schemas::<field::reasoning::Options, field::Document>,
+    ),
 ];

@@ -274,7 +274,8 @@ proptest! {
 
 #[test]
 fn blocks_carry_spans_from_opener_to_closer_when_asked() {
-    let open = idiolect::dialect("anthropic-xml").unwrap().open;
+    let dialect = idiolect::dialect("anthropic-xml").unwrap();
+    let open = |options: &Value, spans| dialect.open(options, spans);
     let mut session = open(&Value::Null, true).unwrap();
     let input = "hi <thinking>x</thinking><function_calls><invoke name=\"a\"/></function_calls>";
     let mut events = Vec::new();
@@ -318,7 +319,8 @@ fn prose_is_emitted_at_once_and_only_a_viable_tag_prefix_is_held() {
 
 #[test]
 fn a_tag_bound_below_the_minimum_is_an_options_error() {
-    let open = idiolect::dialect("anthropic-xml").unwrap().open;
+    let dialect = idiolect::dialect("anthropic-xml").unwrap();
+    let open = |options: &Value, spans| dialect.open(options, spans);
     let err = open(&json!({"max_tag_bytes": 10}), false).err().unwrap();
     assert!(err.to_string().contains("at least 64"), "{err}");
     assert!(
@@ -329,7 +331,8 @@ fn a_tag_bound_below_the_minimum_is_an_options_error() {
 
 #[test]
 fn render_refuses_an_unknown_rendering_and_malformed_input() {
-    let render = idiolect::dialect("anthropic-xml").unwrap().render.unwrap();
+    let dialect = idiolect::dialect("anthropic-xml").unwrap();
+    let render = |what, input: &Value, options: &Value| dialect.render(what, input, options);
     assert!(render(Some("poems"), &json!([]), &Value::Null)
         .unwrap_err()
         .contains("unknown rendering"));
@@ -348,7 +351,8 @@ fn render_refuses_an_unknown_rendering_and_malformed_input() {
 
 #[test]
 fn rendered_tools_list_every_definition_with_its_schema() {
-    let render = idiolect::dialect("anthropic-xml").unwrap().render.unwrap();
+    let dialect = idiolect::dialect("anthropic-xml").unwrap();
+    let render = |what, input: &Value, options: &Value| dialect.render(what, input, options);
     let tools = json!([
         {"name": "Read", "description": "Read a file", "input_schema": {"type": "object"}},
         {"name": "Now"}

@@ -1,62 +1,37 @@
-//! The example families of examples/families/, defined at run time from a grammar
-//! and a description (spec/custom-family.md), run on the corpus of the built-in
-//! family each reproduces: every case whole and under the conformance runner's
-//! whole split schedule, with its checks (S2 documents, S4 promptness against the
-//! built-in family's viability rule, S8 spans).
+//! The families of the table that are a grammar and a description
+//! (`grammar/<name>.pest` + `grammar/<name>.family.json`), built from their files at
+//! run time as a user's family is (`Family::new`, spec/custom-family.md), run on
+//! their whole corpus: every case whole and under the conformance runner's whole
+//! split schedule, with its checks (S2 documents, S4 promptness against the
+//! family's viability rule, S8 spans). And every description validates against
+//! the description's JSON Schema.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use idiolect::conformance::{check_with, document_mismatch, load, same, schedule, Case, KeyOrder};
+use idiolect::conformance::{check_with, load, Case};
 use idiolect::field::custom::Family;
 use libtest_mimic::{Arguments, Trial};
 
-/// (example file stem, built-in dialect whose corpus it must reproduce).
-const EXAMPLES: &[(&str, &str)] = &[
-    ("hermes", "hermes"),
-    ("qwen3-coder", "qwen3-coder"),
-    ("kimi-k2", "kimi-k2"),
-    ("minimax-m2", "minimax-m2"),
-];
-
-fn family(root: &Path, stem: &str) -> Result<Family, String> {
-    let dir = root.join("examples").join("families");
-    let read = |ext: &str| {
-        let path = dir.join(format!("{stem}.{ext}"));
+fn family(root: &Path, grammar: &str, description: &str) -> Result<Family, String> {
+    let read = |file: &str| {
+        let path = root.join(file);
         std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
     };
-    Family::new(&read("pest")?, &read("json")?).map_err(|e| e.to_string())
+    Family::new(&read(grammar)?, &read(description)?).map_err(|e| e.to_string())
 }
 
-/// Without the built-in family in this build (its viability rule is then missing
-/// too), the documents alone: whole and under the runner's schedule.
-fn documents_only(case: &Case, open: idiolect::conformance::Opener) -> Result<(), String> {
-    let mut chunkings = vec![("whole input".to_string(), vec![&case.input[..]])];
-    chunkings.push(("1-byte chunks".to_string(), case.input.chunks(1).collect()));
-    chunkings.extend(schedule(&case.input, &case.name));
-    for (label, chunks) in chunkings {
-        let mut session = open(case)?;
-        let mut events = Vec::new();
-        for chunk in chunks {
-            session.feed(chunk, &mut events);
-        }
-        session.finish(&mut events);
-        let got = session.document();
-        if !same(&case.expected, &got, KeyOrder::Ordered) {
-            return Err(document_mismatch(&label, case, &got));
-        }
-    }
-    Ok(())
-}
-
-/// The first option of `options` that a family defined at run time does not have
-/// (its options are FD-3's, CF-4; a built-in family's own options, such as hermes'
-/// `reasoning_markers`, are semantics a description cannot say, CF-15).
-fn beyond_custom_options(options: &serde_json::Value) -> Option<String> {
+/// The first option of `options` that `family` does not have (its options are
+/// FD-3's, CF-4, and `reasoning_markers` with CF-19's key).
+fn beyond_custom_options(family: &Family, options: &serde_json::Value) -> Option<String> {
     options
         .as_object()?
         .keys()
-        .find(|k| !matches!(k.as_str(), "start_in_reasoning" | "tools"))
+        .find(|k| match k.as_str() {
+            "start_in_reasoning" | "tools" => false,
+            "reasoning_markers" => !family.has_reasoning_markers(),
+            _ => true,
+        })
         .cloned()
 }
 
@@ -88,11 +63,11 @@ fn schema_trials(root: &Path) -> Vec<Trial> {
             Ok(())
         },
     ));
-    let dir = root.join("examples").join("families");
+    let dir = root.join("grammar");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.retain(|p| p.to_string_lossy().ends_with(".family.json"));
     files.sort();
     for file in files {
         let schema = generated.clone();
@@ -100,6 +75,7 @@ fn schema_trials(root: &Path) -> Vec<Trial> {
             .file_stem()
             .unwrap_or_default()
             .to_string_lossy()
+            .trim_end_matches(".family")
             .to_string();
         trials.push(Trial::test(
             format!("description-schema::{name}"),
@@ -127,8 +103,17 @@ fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut trials = schema_trials(root);
-    for &(stem, dialect) in EXAMPLES {
-        let family = match family(root, stem) {
+    let engine = idiolect::field::families::TABLE.iter().filter(|e| {
+        matches!(
+            e.definition,
+            idiolect::field::families::Definition::Engine { .. }
+        )
+    });
+    for entry in engine {
+        let (dialect, stem) = (entry.name, entry.name);
+        let grammar = format!("grammar/{stem}.pest");
+        let description = format!("grammar/{stem}.family.json");
+        let family = match family(root, &grammar, &description) {
             Ok(f) => Arc::new(f),
             Err(e) => {
                 trials.push(Trial::test(format!("{stem}::(family)"), move || {
@@ -154,14 +139,10 @@ fn main() {
         for case in cases {
             let family = family.clone();
             match case {
-                // The built-in family's `reasoning_markers` option: a family defined
-                // at run time reads the markers its description names (CF-4) and
-                // refuses the key, so these cases are the built-in family's alone.
-                Ok(case) if case.options.get("reasoning_markers").is_some() => {}
                 Ok(case) => trials.push(Trial::test(format!("{stem}::{}", case.name), move || {
                     let open =
                         |case: &Case| family.open(&case.options, false).map_err(|e| e.to_string());
-                    if let Some(key) = beyond_custom_options(&case.options) {
+                    if let Some(key) = beyond_custom_options(&family, &case.options) {
                         // Not reproducible by a description: the family refuses the
                         // option, naming it (CF-4).
                         return match open(&case) {
@@ -170,11 +151,7 @@ fn main() {
                             Ok(_) => Err(format!("option `{key}` accepted").into()),
                         };
                     }
-                    if idiolect::dialect(dialect).is_some() {
-                        check_with(&case, &open).map_err(Into::into)
-                    } else {
-                        documents_only(&case, &open).map_err(Into::into)
-                    }
+                    check_with(&case, &open).map_err(Into::into)
                 })),
                 Err(e) => trials.push(Trial::test(format!("{stem}::{}", e.id), move || {
                     Err(e.message.into())

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use support::run;
 
-const GRAMMAR: &str = "examples/families/qwen3-coder.pest";
-const FAMILY: &str = "examples/families/qwen3-coder.json";
+const GRAMMAR: &str = "grammar/qwen3-coder.pest";
+const FAMILY: &str = "grammar/qwen3-coder.family.json";
 const CALL: &[u8] = b"Hi <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
 
 /// A file under the target directory with `text` (unique per test).

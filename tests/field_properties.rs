@@ -58,15 +58,11 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
     fn of<T: serde::de::DeserializeOwned>(options: &Value) -> T {
         serde_json::from_value(options.clone()).expect("case options")
     }
+    if let Some(family) = field::families::family(dialect) {
+        let options: field::custom::Options = of(&options);
+        return run(family.parser(&options).expect("options"), chunks);
+    }
     match dialect {
-        "hermes" => run(
-            hermes::Parser::with_options(&of(&options)).expect("options"),
-            chunks,
-        ),
-        "qwen3-coder" => run(
-            qwen3_coder::Parser::with_options(&of(&options)).expect("options"),
-            chunks,
-        ),
         "deepseek-v3" => run(
             deepseek::Parser::with_options(deepseek::Variant::V3, &of(&options)),
             chunks,
@@ -79,22 +75,6 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
             harmony::Parser::with_options(&of(&options)).expect("options"),
             chunks,
         ),
-        "glm" => run(
-            glm::Parser::with_options(&of(&options)).expect("options"),
-            chunks,
-        ),
-        "kimi-k2" => run(
-            kimi_k2::Parser::with_options(&of(&options)).expect("options"),
-            chunks,
-        ),
-        "minimax-m2" => {
-            let options: minimax_m2::Options =
-                serde_json::from_value(options.clone()).expect("case options");
-            run(
-                minimax_m2::Parser::with_options(&options).expect("options"),
-                chunks,
-            )
-        }
         "mistral" => {
             let options: mistral::Options =
                 serde_json::from_value(options.clone()).expect("case options");
@@ -203,6 +183,11 @@ fn expected(doc: &Document, whole_calls: bool) -> Concatenated {
     want
 }
 
+/// The built-in engine family `name`.
+fn engine(name: &str) -> &'static field::custom::Family {
+    field::families::family(name).expect("an engine family")
+}
+
 /// The deltas [`DeltaProjection::push_lent`] lends for `events`, made owned.
 fn lent(mode: DeltaMode, events: &[Event]) -> Vec<Delta> {
     let mut projection = DeltaProjection::new(mode);
@@ -216,7 +201,7 @@ fn lent(mode: DeltaMode, events: &[Event]) -> Vec<Delta> {
 #[test]
 fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
     let mut checked = 0;
-    for dialect in field::FAMILIES {
+    for dialect in field::families::names() {
         let all = cases(dialect);
         assert!(all.len() >= 40, "{dialect} has {} cases", all.len());
         for case in all {
@@ -245,56 +230,12 @@ fn concatenated_deltas_equal_the_folded_document_for_every_case_and_chunking() {
     assert!(checked > 1000, "only {checked} runs");
 }
 
-/// The same for the example families defined at run time (spec/custom-family.md),
-/// each on the corpus of the built-in family it reproduces.
-#[test]
-fn concatenated_deltas_equal_the_folded_document_for_the_runtime_example_families() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut checked = 0;
-    for stem in ["hermes", "qwen3-coder", "kimi-k2", "minimax-m2"] {
-        let read = |ext: &str| {
-            let path = root.join(format!("examples/families/{stem}.{ext}"));
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        };
-        let family = field::custom::Family::new(&read("pest"), &read("json"))
-            .unwrap_or_else(|e| panic!("{stem}: {e}"));
-        // Cases of the built-in family's `reasoning_markers` option are its alone: a
-        // family defined at run time refuses the key.
-        let own = cases(stem)
-            .into_iter()
-            .filter(|c| c.options.get("reasoning_markers").is_none());
-        for case in own {
-            let options = family.options(&case.options).expect("case options");
-            for (label, chunks) in conformance::schedule(&case.input, &case.name) {
-                let mut parser = family.parser(&options);
-                let mut events: Vec<Event> = Vec::new();
-                chunks.iter().for_each(|c| events.extend(parser.feed(c)));
-                events.extend(parser.finish());
-                let mut folder = field::DocumentFolder::new(false);
-                events.iter().for_each(|e| folder.push(e));
-                let doc = folder.document().clone();
-                for mode in [DeltaMode::Live, DeltaMode::WholeCalls] {
-                    let deltas = DeltaProjection::project(mode, &events);
-                    let got = concatenate(&deltas)
-                        .unwrap_or_else(|e| panic!("{stem} {} {label} {mode:?}: {e}", case.id()));
-                    assert_eq!(
-                        got,
-                        expected(&doc, mode == DeltaMode::WholeCalls),
-                        "{stem} {} {label} {mode:?}",
-                        case.id()
-                    );
-                }
-                checked += 1;
-            }
-        }
-    }
-    assert!(checked > 1000, "only {checked} runs");
-}
-
 #[test]
 fn whole_calls_mode_shows_nothing_of_an_incomplete_call() {
     let text = "Before.\n<tool_call>\n{\"name\": \"write\", \"arguments\": {\"text\": \"hel";
-    let (_, events) = hermes::parse_events(text, &hermes::Options::default());
+    let (_, events) = engine("hermes")
+        .parse_events(text, &Default::default())
+        .unwrap();
     let deltas = DeltaProjection::project(DeltaMode::WholeCalls, &events);
     assert_eq!(deltas.len(), 1, "{deltas:?}");
     assert_eq!(deltas[0].content.as_deref(), Some("Before.\n"));
@@ -486,7 +427,7 @@ proptest! {
     fn hermes_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
         let text = hermes::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(hermes::parse(&text, &hermes::Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(engine("hermes").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
@@ -578,7 +519,7 @@ proptest! {
             }
         }
         let text = kimi_k2::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(kimi_k2::parse(&text, &kimi_k2::Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(engine("kimi-k2").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
@@ -586,9 +527,9 @@ proptest! {
         let doc = document(&pieces);
         let tools = tools(&pieces);
         prop_assume!(consistent(&pieces, &tools));
-        let options = minimax_m2::Options { start_in_reasoning: false, tools: tools.tools, ..Default::default() };
+        let options = field::custom::Options { start_in_reasoning: Some(false), tools: tools.tools, ..Default::default() };
         let text = minimax_m2::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(minimax_m2::parse(&text, &options), doc, "{:?}", text);
+        prop_assert_eq!(engine("minimax-m2").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
@@ -596,9 +537,9 @@ proptest! {
         let doc = document(&pieces);
         let options = tools(&pieces);
         prop_assume!(consistent(&pieces, &options));
-        let options = glm::Options { tools: options.tools, ..Default::default() };
+        let options = field::custom::Options { tools: options.tools, ..Default::default() };
         let text = glm::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(glm::parse(&text, &options), doc, "{:?}", text);
+        prop_assert_eq!(engine("glm").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
@@ -608,9 +549,9 @@ proptest! {
         let doc = document(&pieces);
         let options = tools(&pieces);
         prop_assume!(consistent(&pieces, &options));
-        let options = qwen3_coder::Options { tools: options.tools, ..Default::default() };
+        let options = field::custom::Options { tools: options.tools, ..Default::default() };
         let text = qwen3_coder::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(qwen3_coder::parse(&text, &options), doc, "{:?}", text);
+        prop_assert_eq!(engine("qwen3-coder").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
 }
 
@@ -621,7 +562,7 @@ proptest! {
 #[test]
 fn a_session_prints_the_deltas_of_its_events_for_every_case_and_chunking() {
     let mut checked = 0;
-    for dialect in field::FAMILIES {
+    for dialect in field::families::names() {
         let found = idiolect::dialect(dialect).expect("a registered family");
         for case in cases(dialect) {
             for (label, chunks) in conformance::schedule(&case.input, &case.name) {
@@ -632,7 +573,7 @@ fn a_session_prints_the_deltas_of_its_events_for_every_case_and_chunking() {
                         serde_json::to_writer(&mut want, &delta).expect("a delta serializes");
                         want.push(b'\n');
                     }
-                    let mut session = (found.open)(&case.options, false).expect("case options");
+                    let mut session = found.open(&case.options, false).expect("case options");
                     let mut projection = DeltaProjection::new(mode);
                     let mut got = Vec::new();
                     for chunk in &chunks {
@@ -658,7 +599,7 @@ fn a_session_prints_the_deltas_of_its_events_for_every_case_and_chunking() {
 #[test]
 fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
     let found = idiolect::dialect("sections").expect("sections");
-    let mut session = (found.open)(&Value::Null, false).expect("default options");
+    let mut session = found.open(&Value::Null, false).expect("default options");
     let mut projection = DeltaProjection::new(DeltaMode::Live);
     let mut out = Vec::new();
     assert!(!session.feed_deltas(b"<think>a</think>", false, &mut projection, &mut out));

@@ -24,7 +24,7 @@ fn schema_dir() -> PathBuf {
 
 /// The schema files of `dialect` with their contents, as generated from the types.
 fn generated(dialect: &Dialect) -> [(PathBuf, String); 2] {
-    let schemas = (dialect.schemas)();
+    let schemas = dialect.schemas();
     let file = |what: &str, schema: &Value| {
         let path = schema_dir().join(format!("{}.{what}.schema.json", dialect.name));
         let mut text = serde_json::to_string_pretty(schema).expect("a schema is plain JSON");
@@ -99,7 +99,7 @@ fn corpus_files_validate_against_their_schemas() {
     let mut problems = Vec::new();
     let mut checked = (0, 0);
     for dialect in session::dialects() {
-        let schemas = (dialect.schemas)();
+        let schemas = dialect.schemas();
         let options = validator(&schemas.options, &format!("{} options", dialect.name));
         let document = validator(&schemas.document, &format!("{} document", dialect.name));
         let folder = corpus().join(dialect.name);
@@ -186,7 +186,7 @@ fn closed_beside_ref(schema: &Value, at: &str, found: &mut Vec<String>) {
 #[test]
 fn no_closed_object_refers_to_another_schema() {
     for dialect in session::dialects() {
-        let schemas = (dialect.schemas)();
+        let schemas = dialect.schemas();
         for (what, schema) in [
             ("options", &schemas.options),
             ("document", &schemas.document),
@@ -204,7 +204,7 @@ fn no_closed_object_refers_to_another_schema() {
 
 fn schemas_of(name: &str) -> session::Schemas {
     let dialect = session::dialect(name).expect("a known dialect");
-    (dialect.schemas)()
+    dialect.schemas()
 }
 
 #[test]
@@ -288,12 +288,12 @@ fn options_schemas_agree_with_the_deserializer() {
         json!({"max_tag_bytes": 1.5}),
     ];
     for dialect in session::dialects() {
-        let schemas = (dialect.schemas)();
+        let schemas = dialect.schemas();
         let options = validator(&schemas.options, dialect.name);
         // Checks beyond deserializing (bounds, names) are not in the schema, so only
         // refusals at the deserializing stage are compared.
         for value in &refused {
-            let error = (dialect.open)(value, false).err();
+            let error = dialect.open(value, false).err();
             let deserialize_error = error.is_some_and(|e| {
                 e.message.contains("unknown field") || e.message.contains("invalid type")
             });

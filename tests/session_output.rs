@@ -13,7 +13,9 @@ use serde_json::Value;
 
 fn open(dialect: &str, options: &Value, spans: bool) -> Box<dyn Session> {
     let found = idiolect::dialect(dialect).expect("a registered dialect");
-    (found.open)(options, spans).expect("the case's options are valid")
+    found
+        .open(options, spans)
+        .expect("the case's options are valid")
 }
 
 fn cases() -> Vec<idiolect::conformance::Case> {

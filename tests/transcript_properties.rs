@@ -243,7 +243,7 @@ proptest! {
         let input = format!("{before}<thinking>{inside}{closer}{after}");
         let options = serde_json::json!({"mode": "scan", "stop": ["\nU:"], "structure_aware": true});
         let dialect = idiolect::dialect("transcript").unwrap();
-        let mut session = (dialect.open)(&options, false).unwrap();
+        let mut session = dialect.open(&options, false).unwrap();
         let mut events = Vec::new();
         for piece in input.as_bytes().chunks(chunk) {
             session.feed(piece, &mut events);
@@ -319,7 +319,7 @@ fn stream(
     chunks: &[&[u8]],
 ) -> (serde_json::Value, Vec<(usize, usize)>) {
     let dialect = idiolect::dialect("transcript").expect("registered");
-    let mut session = (dialect.open)(options, false).expect("valid options");
+    let mut session = dialect.open(options, false).expect("valid options");
     let mut events = Vec::new();
     for chunk in chunks {
         session.feed(chunk, &mut events);

@@ -343,7 +343,7 @@ fn kind(value: &Value) -> &'static str {
 /// Parses `text` and appends `,"document":…` (and `"replaced":N` when invalid UTF-8
 /// was replaced).
 fn parse_text(plan: &Plan, text: &[u8], out: &mut Vec<u8>) -> Outcome {
-    let mut session = match (plan.dialect.open)(&plan.options, plan.spans) {
+    let mut session = match plan.dialect.open(&plan.options, plan.spans) {
         Ok(session) => session,
         Err(e) => {
             // Checked before the batch began; kept as a record error all the same.

@@ -59,7 +59,9 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
                     if deltas && !idiolect::field::is_family(dialect) {
                         return Err(CliError::new(format!(
                             "--deltas needs a field family ({}), not {dialect:?}",
-                            idiolect::field::FAMILIES.join(", ")
+                            idiolect::field::families::names()
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )));
                     }
                     open(dialect, &options, true)?.1
@@ -95,7 +97,9 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             let found = find(&dialect)?;
             let options = build_options(found.name, &options)?;
             // Refuse bad options once, before any record (exit 2).
-            (found.open)(&options, spans).map_err(|e| CliError::new(e.to_string()))?;
+            found
+                .open(&options, spans)
+                .map_err(|e| CliError::new(e.to_string()))?;
             super::batch::run(super::batch::Plan {
                 dialect: found,
                 options,
@@ -130,12 +134,12 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             options,
         } => {
             let (found, _) = open(&dialect, &options, false)?;
-            let Some(render) = found.render else {
+            if !found.renders() {
                 return Err(CliError::new(format!(
                     "the {} dialect has no renderer",
                     found.name
                 )));
-            };
+            }
             let options = build_options(found.name, &options)?;
             let input = Source::Stdin.read_all()?;
             let input: Value = serde_json::from_slice(&input).map_err(|e| {
@@ -146,7 +150,9 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
                 ))
             })?;
             // Printed exactly: a rendered prompt's last byte matters (no newline added).
-            let text = render(what.as_deref(), &input, &options).map_err(CliError::new)?;
+            let text = found
+                .render(what.as_deref(), &input, &options)
+                .map_err(CliError::new)?;
             write_stdout(text.as_bytes())?;
             Ok(0)
         }
@@ -221,7 +227,9 @@ fn open(
 ) -> Result<(&'static Dialect, Box<dyn Session>), CliError> {
     let dialect = find(name)?;
     let options = build_options(dialect.name, args)?;
-    let session = (dialect.open)(&options, spans).map_err(|e| CliError::new(e.to_string()))?;
+    let session = dialect
+        .open(&options, spans)
+        .map_err(|e| CliError::new(e.to_string()))?;
     Ok((dialect, session))
 }
 

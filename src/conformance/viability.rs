@@ -33,7 +33,8 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "plurnk" => plurnk(options, held),
         "transcript" => transcript(options, before, held),
         "hermes" => wrapper(options, held, THINK) || hermes(held),
-        "qwen3-coder" => wrapper(options, held, THINK) || qwen3_coder(held),
+        "qwen3-coder" => wrapper(options, held, THINK) || qwen3_coder(held, &QWEN3_CODER),
+        "seed-oss" => qwen3_coder(held, &SEED_OSS),
         "deepseek-v3" | "deepseek-v3.1" => wrapper(options, held, THINK) || deepseek(held),
         "harmony" => wrapper(options, held, &[]) || harmony(before, held),
         "mistral" => wrapper(options, held, &["bracket"]) || mistral(before, held),
@@ -446,19 +447,40 @@ fn qc_name_prefix(rest: &[u8]) -> bool {
     !rest.iter().any(|&b| b == b'>' || b == b'<' || b == b'\n')
 }
 
+/// The call wrapper and the other fixed markers of a family of qwen3-coder's
+/// calls (`<function=NAME>` and `<parameter=KEY>` inside a wrapper).
+struct QcMarkers {
+    /// The wrapper's opener and closer.
+    wrapper: [&'static str; 2],
+    /// The family's other markers (the think markers aside where the option
+    /// `reasoning_markers` spells them).
+    others: &'static [&'static str],
+}
+
+/// qwen3-coder's (QC-3; the think markers are the option's, QC-18).
+const QWEN3_CODER: QcMarkers = QcMarkers {
+    wrapper: ["<tool_call>", "</tool_call>"],
+    others: &[],
+};
+
+/// seed-oss's (SO-2): its own reasoning markers and the budget reflection's closer.
+const SEED_OSS: QcMarkers = QcMarkers {
+    wrapper: ["<seed:tool_call>", "</seed:tool_call>"],
+    others: &[
+        "<seed:think>",
+        "</seed:think>",
+        "</seed:cot_budget_reflect>",
+    ],
+};
+
 /// A viable prefix of `<function=NAME>` or `<parameter=KEY>`, or of one of the
-/// fixed markers of qwen3-coder (the think markers aside: QC-18, the option's
-/// spellings).
-fn qc_marker(held: &[u8]) -> bool {
-    const MARKERS: [&str; 6] = [
-        "<tool_call>",
-        "</tool_call>",
-        "<function=",
-        "</function>",
-        "<parameter=",
-        "</parameter>",
-    ];
-    if marker_prefix(held, &MARKERS) {
+/// fixed markers of the family.
+fn qc_marker(held: &[u8], family: &QcMarkers) -> bool {
+    const MARKERS: [&str; 4] = ["<function=", "</function>", "<parameter=", "</parameter>"];
+    if marker_prefix(held, &MARKERS)
+        || marker_prefix(held, &family.wrapper)
+        || marker_prefix(held, family.others)
+    {
         return true;
     }
     ["<function=", "<parameter="]
@@ -466,34 +488,35 @@ fn qc_marker(held: &[u8]) -> bool {
         .any(|m| held.strip_prefix(m.as_bytes()).is_some_and(qc_name_prefix))
 }
 
-/// QC-16: a viable prefix of a marker; a call opener, whitespace and a viable
-/// prefix of the function opener; whitespace and a viable prefix of a marker
-/// (between parameters, after a function); inside a value, an optional newline,
-/// a parameter closer, whitespace and a viable prefix of what may follow it, or a
-/// viable prefix of a nested opener (QC-19, the same prefixes as a marker's).
-fn qwen3_coder(held: &[u8]) -> bool {
-    if qc_marker(held) {
+/// QC-16 (and SO-20 for seed-oss's markers): a viable prefix of a marker; a call
+/// opener, whitespace and a viable prefix of the function opener; whitespace and a
+/// viable prefix of a marker (between parameters, after a function); inside a
+/// value, an optional newline, a parameter closer, whitespace and a viable prefix
+/// of what may follow it, or a viable prefix of a nested opener (QC-19, the same
+/// prefixes as a marker's).
+fn qwen3_coder(held: &[u8], family: &QcMarkers) -> bool {
+    if qc_marker(held, family) {
         return true;
     }
-    if let Some(rest) = held.strip_prefix(b"<tool_call>") {
+    if let Some(rest) = held.strip_prefix(family.wrapper[0].as_bytes()) {
         let rest = skip_ws(rest);
-        if rest.is_empty() || qc_marker(rest) {
+        if rest.is_empty() || qc_marker(rest, family) {
             return true;
         }
     }
     let after_ws = skip_ws(held);
-    if after_ws.is_empty() || qc_marker(after_ws) {
+    if after_ws.is_empty() || qc_marker(after_ws, family) {
         return true;
     }
     let value = held.strip_prefix(b"\n").unwrap_or(held);
     if let Some(rest) = value.strip_prefix(b"</parameter>") {
         let rest = skip_ws(rest);
-        return rest.is_empty() || qc_marker(rest);
+        return rest.is_empty() || qc_marker(rest, family);
     }
     // A value whose parameter closer was left out ends at a function closer
     // followed by the call's closer or the end of input (QC-15).
     if let Some(rest) = value.strip_prefix(b"</function>") {
-        return b"</tool_call>".starts_with(skip_ws(rest));
+        return family.wrapper[1].as_bytes().starts_with(skip_ws(rest));
     }
     false
 }

@@ -175,14 +175,6 @@ impl CallObject {
         }
     }
 
-    /// hermes' keys (HE-6).
-    pub fn hermes() -> Self {
-        CallObject::new(ObjectKeys {
-            name: vec!["name".into()],
-            arguments: vec!["arguments".into(), "parameters".into()],
-        })
-    }
-
     /// Starts a call object whose opener spans `unit_start..at`.
     pub fn begin(&mut self, unit_start: usize, at: usize) {
         self.unit_start = unit_start;
@@ -444,10 +436,13 @@ impl CallObject {
 
 #[cfg(test)]
 mod tests {
-    use crate::field::{hermes, Item};
+    use crate::field::{families, Item};
 
     fn call(text: &str) -> (String, bool) {
-        let doc = hermes::parse(text, &Default::default());
+        let hermes = families::family("hermes").expect("built in");
+        let doc = hermes
+            .parse(text, &Default::default())
+            .expect("default options");
         match doc.items.first() {
             Some(Item::ToolCall {
                 arguments,

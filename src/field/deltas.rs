@@ -520,8 +520,9 @@ impl DeltaProjection {
     /// events are projected where the parser left them.
     ///
     /// ```
-    /// use idiolect::field::{hermes, DeltaMode, DeltaProjection, DeltaRef};
-    /// let mut parser = hermes::Parser::with_options(&hermes::Options::default()).unwrap();
+    /// use idiolect::field::{families, DeltaMode, DeltaProjection, DeltaRef};
+    /// let hermes = families::family("hermes").unwrap();
+    /// let mut parser = hermes.parser(&Default::default()).unwrap();
     /// let mut projection = DeltaProjection::new(DeltaMode::Live);
     /// let (mut content, mut arguments) = (String::new(), String::new());
     /// // What a server keeps (or serializes) of each delta.

@@ -148,6 +148,16 @@ fn sources() -> [(&'static str, Source); 11] {
     ]
 }
 
+/// The rules build.rs optimized from exactly `text` (a family's grammar with the
+/// grammars the engine appends to it, joined as build.rs joins them), if it did:
+/// the engine then compiles them without running pest's optimizer again.
+pub(crate) fn prebuilt_rules(text: &str) -> Option<Vec<pest_meta::optimizer::OptimizedRule>> {
+    sources()
+        .into_iter()
+        .find(|(_, source)| source.text() == text)
+        .and_then(|(_, source)| source.built.map(prebuilt::rules))
+}
+
 /// The program of the field grammar build.rs calls `name`.
 fn program(name: &str) -> Program {
     let (_, source) = sources()

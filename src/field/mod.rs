@@ -44,7 +44,8 @@
 //! use idiolect::field::{self, DeltaMode, DeltaProjection, Item};
 //! let text = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
 //!             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-//! let (doc, events) = field::hermes::parse_events(text, &field::hermes::Options::default());
+//! let hermes = field::families::family("hermes").unwrap();
+//! let (doc, events) = hermes.parse_events(text, &Default::default()).unwrap();
 //! match &doc.items[1] {
 //!     Item::ToolCall { name, input, complete, .. } => {
 //!         assert!(*complete);
@@ -165,6 +166,7 @@ mod deltas;
 mod document;
 mod emitter;
 mod event;
+pub mod families;
 pub mod glm;
 pub mod grammars;
 pub mod harmony;
@@ -184,7 +186,6 @@ pub mod reasoning;
 pub mod render_input;
 mod sectioned;
 pub mod typing;
-mod xml_parameters;
 
 /// The string type of event and delta texts, names and ids (short ones inline).
 pub use compact_str::CompactString;
@@ -201,24 +202,4 @@ pub use options::{Options, Tool};
 pub use probe::MarkerProbe;
 pub use render_input::{CallSpec, ResultSpec};
 
-/// The names of the field families this build knows (each is also a dialect of
-/// the registry), for tools that treat them alike (`idiolect stream --deltas`).
-pub const FAMILIES: &[&str] = &[
-    "hermes",
-    "qwen3-coder",
-    "deepseek-v3",
-    "deepseek-v3.1",
-    "harmony",
-    "mistral",
-    "llama3-json",
-    "pythonic",
-    "reasoning",
-    "kimi-k2",
-    "minimax-m2",
-    "glm",
-];
-
-/// Whether `dialect` is a field family.
-pub fn is_family(dialect: &str) -> bool {
-    FAMILIES.contains(&dialect)
-}
+pub use families::is_family;

@@ -85,7 +85,7 @@ mod tests {
     fn a_tool_with_a_ref_cycle_is_refused_when_a_built_in_family_reads_its_options() {
         for name in ["qwen3-coder", "glm", "minimax-m2", "hermes"] {
             let dialect = crate::dialect(name).expect("a dialect");
-            let refused = (dialect.open)(&cyclic(), false).err().expect("refused");
+            let refused = dialect.open(&cyclic(), false).err().expect("refused");
             assert_eq!(
                 refused.to_string(),
                 format!("invalid {name} options: {CYCLE}")

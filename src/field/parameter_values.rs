@@ -398,7 +398,7 @@ impl ParameterValues {
 
 #[cfg(test)]
 mod tests {
-    use crate::field::{glm, Event, Input};
+    use crate::field::{custom, families, Event, Input};
     use serde_json::json;
 
     /// The input a call ends with is what the check makes of its arguments, for
@@ -411,9 +411,10 @@ mod tests {
             "n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
             "o": {"type": "object"}, "s": {"type": "string"}
         }}});
-        let options = glm::Options {
+        let glm = families::family("glm").expect("built in");
+        let options = custom::Options {
             tools: vec![serde_json::from_value(tool).unwrap()],
-            ..glm::Options::default()
+            ..custom::Options::default()
         };
         let big = "9".repeat(400);
         let pair = |k: &str, v: &str| format!("<arg_key>{k}</arg_key><arg_value>{v}</arg_value>");
@@ -433,7 +434,7 @@ mod tests {
         ];
         for (body, built) in cases {
             let text = format!("<tool_call>f{body}</tool_call>");
-            let (_, events) = glm::parse_events(&text, &options);
+            let (_, events) = glm.parse_events(&text, &options).expect("valid options");
             let mut arguments = String::new();
             let mut input = None;
             for event in &events {

@@ -204,6 +204,15 @@ pub(crate) fn compile_optimized(rules: Vec<OptimizedRule>) -> Result<Program, Co
     compile_rules(rules, None, &[], None)
 }
 
+/// Compiles rules that pest_meta has already parsed and optimized, capturing only
+/// the rules named in `captures` (as [`compile_capturing`]).
+pub(crate) fn compile_optimized_capturing(
+    rules: Vec<OptimizedRule>,
+    captures: &[&str],
+) -> Result<Program, CompileError> {
+    compile_rules(rules, Some(captures), &[], None)
+}
+
 /// [`compile_full`] after pest_meta's part.
 fn compile_rules(
     rules: Vec<OptimizedRule>,

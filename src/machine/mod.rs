@@ -62,7 +62,7 @@ mod run;
 #[cfg(test)]
 mod oracle_tests;
 
-pub(crate) use compile::compile_optimized;
 pub use compile::{compile, compile_bounded, compile_capturing, CompileError};
+pub(crate) use compile::{compile_optimized, compile_optimized_capturing};
 pub use program::{Program, RuleId};
 pub use run::{Capture, Outcome, ParsingMachine, DEFAULT_DEPTH};

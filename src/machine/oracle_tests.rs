@@ -77,7 +77,11 @@ oracle!(
     "grammar/field-json.pest",
     "grammar/reasoning.pest"
 );
-oracle!(hermes_oracle, "grammar/hermes.pest");
+oracle!(
+    hermes_oracle,
+    "grammar/hermes.pest",
+    "grammar/reasoning.pest"
+);
 oracle!(
     llama3_json_oracle,
     "grammar/llama3-json.pest",
@@ -511,7 +515,7 @@ proptest! {
 
     #[test]
     fn hermes_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest"]), seed)?;
+        check_grammar::<hermes_oracle::Oracle>(&grammar_text(&["grammar/hermes.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
@@ -758,7 +762,7 @@ fn every_grammar_of_the_crate_compiles() {
             "grammar/field-json.pest",
             "grammar/reasoning.pest",
         ],
-        &["grammar/hermes.pest"],
+        &["grammar/hermes.pest", "grammar/reasoning.pest"],
         &["grammar/qwen3-coder.pest", "grammar/reasoning.pest"],
         &[
             "grammar/llama3-json.pest",

@@ -117,16 +117,18 @@ fn one_byte_chunks_of_a_large_statement_stay_linear_and_exact() {
 
 #[test]
 fn options_reject_unknown_keys_and_a_too_small_bound() {
-    let unknown = (DIALECT.open)(&serde_json::json!({"max_bytes": 10}), false);
+    let unknown = dialect().open(&serde_json::json!({"max_bytes": 10}), false);
     assert!(unknown.is_err());
-    let small = (DIALECT.open)(&serde_json::json!({"max_statement_bytes": 31}), false);
+    let small = dialect().open(&serde_json::json!({"max_statement_bytes": 31}), false);
     assert!(small.is_err());
-    let ok = (DIALECT.open)(&serde_json::json!({"max_statement_bytes": 32}), false);
+    let ok = dialect().open(&serde_json::json!({"max_statement_bytes": 32}), false);
     assert_eq!(ok.map(|s| s.hold_back_bound()).ok(), Some(Some(32 + 7)));
 }
 
 fn session_clean(input: &str) -> bool {
-    let mut session = (DIALECT.open)(&serde_json::Value::Null, false).expect("default options");
+    let mut session = dialect()
+        .open(&serde_json::Value::Null, false)
+        .expect("default options");
     let mut events = Vec::new();
     session.feed(input.as_bytes(), &mut events);
     session.finish(&mut events);
@@ -143,7 +145,9 @@ fn a_session_is_clean_only_without_errors_and_without_an_unparsed_tail() {
 
 #[test]
 fn spans_in_the_document_cover_a_broken_statement_and_what_was_skipped() {
-    let mut session = (DIALECT.open)(&serde_json::Value::Null, true).expect("default options");
+    let mut session = dialect()
+        .open(&serde_json::Value::Null, true)
+        .expect("default options");
     let mut events = Vec::new();
     session.feed(b"<<EDIT(p)X:long skipped body:EDIT!", &mut events);
     session.finish(&mut events);

@@ -669,7 +669,7 @@ mod agreement_tests {
             let participants = if named { json!(["Alice", "Bob", "Claude", "user"]) } else { json!([]) };
             let options = json!({"format": format, "participants": participants, "max_name_bytes": max_name_bytes});
             let dialect = crate::dialect("transcript").expect("registered");
-            let mut session = (dialect.open)(&options, false).expect("valid options");
+            let mut session = dialect.open(&options, false).expect("valid options");
             let mut events = Vec::new();
             for piece in input.as_bytes().chunks(chunk) {
                 session.feed(piece, &mut events);

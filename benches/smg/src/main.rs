@@ -105,6 +105,14 @@ impl Family {
         }
     }
 
+    /// The field family's dialect name.
+    fn dialect(self) -> &'static str {
+        match self {
+            Family::Glm45 | Family::Glm47 => "glm",
+            other => other.name(),
+        }
+    }
+
     /// The name on the command line (`profile glm45 ...`).
     fn key(self) -> &'static str {
         match self {
@@ -373,9 +381,16 @@ fn tokens<'t>(text: &'t str, size: usize, markers: &[&str]) -> Vec<&'t str> {
 /// The document is returned as it is: reading it for the agreement check is not
 /// timed.
 fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
+    if let Some(engine) = field::families::family(family.dialect()) {
+        return engine.parse(text, &typed(options)).expect("options");
+    }
     match family {
-        Family::Hermes => field::hermes::parse(text, &typed(options)),
-        Family::Qwen3Coder => field::qwen3_coder::parse(text, &typed(options)),
+        Family::Hermes
+        | Family::Qwen3Coder
+        | Family::KimiK2
+        | Family::Glm45
+        | Family::Glm47
+        | Family::MinimaxM2 => unreachable!("run by the engine"),
         Family::DeepseekV3 => {
             field::deepseek::parse(field::deepseek::Variant::V3, text, &typed(options))
         }
@@ -386,9 +401,6 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
         Family::Mistral => field::mistral::parse(text, &typed(options)),
         Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
         Family::Pythonic => field::pythonic::parse(text, &typed(options)),
-        Family::KimiK2 => field::kimi_k2::parse(text, &typed(options)),
-        Family::Glm45 | Family::Glm47 => field::glm::parse(text, &typed(options)),
-        Family::MinimaxM2 => field::minimax_m2::parse(text, &typed(options)),
     }
 }
 
@@ -495,15 +507,16 @@ fn stream<M: Machine<Event = Event>>(mut parser: Stream<M>, pieces: &[&str]) -> 
 /// exactly what [`smg_streamed`] collects from smg's streaming results.
 fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected {
     use field::deepseek::Variant;
+    if let Some(engine) = field::families::family(family.dialect()) {
+        return stream(engine.parser(&typed(options)).expect("options"), pieces);
+    }
     match family {
-        Family::Hermes => stream(
-            field::hermes::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        Family::Qwen3Coder => stream(
-            field::qwen3_coder::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
+        Family::Hermes
+        | Family::Qwen3Coder
+        | Family::KimiK2
+        | Family::Glm45
+        | Family::Glm47
+        | Family::MinimaxM2 => unreachable!("run by the engine"),
         Family::DeepseekV3 => stream(
             field::deepseek::Parser::with_options(Variant::V3, &typed(options)),
             pieces,
@@ -526,18 +539,6 @@ fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected 
         ),
         Family::Pythonic => stream(
             field::pythonic::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        Family::KimiK2 => stream(
-            field::kimi_k2::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        Family::Glm45 | Family::Glm47 => stream(
-            field::glm::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        Family::MinimaxM2 => stream(
-            field::minimax_m2::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
     }

@@ -68,6 +68,16 @@ impl FieldFamily for StreamOf<'_> {
             variant, &options,
         ))))
     }
+    fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Self::Out {
+        let options: field::custom::Options = options_of(name, self.0)?;
+        let machine = family.machine(&options).map_err(|e| match e {
+            field::custom::FamilyError::Options(message) => {
+                OptionsError::new_err(format!("invalid {name} options: {message}"))
+            }
+            other => OptionsError::new_err(format!("invalid {name} options: {other}")),
+        })?;
+        Ok(Box::new(Stream::new(machine)))
+    }
 }
 
 /// The event stream of family `name` (checked to be one) with `options`.
@@ -205,7 +215,7 @@ impl ChatDeltas {
         if !field::is_family(dialect) {
             return Err(PyValueError::new_err(format!(
                 "--deltas needs a field family ({}), not {dialect:?}",
-                field::FAMILIES.join(", ")
+                field::families::names().collect::<Vec<_>>().join(", ")
             )));
         }
         let found = crate::find(dialect)?;

@@ -87,7 +87,9 @@ fn options_value(options: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
 
 /// Opens a session, raising [`OptionsError`] with the CLI's message.
 fn open(dialect: &Dialect, options: &Value, spans: bool) -> PyResult<Box<dyn Session>> {
-    (dialect.open)(options, spans).map_err(|e| OptionsError::new_err(e.to_string()))
+    dialect
+        .open(options, spans)
+        .map_err(|e| OptionsError::new_err(e.to_string()))
 }
 
 /// A whole document as the caller gave it: a `str`, whose UTF-8 is text already
@@ -160,7 +162,7 @@ pub(crate) fn whole(
     spans: bool,
     text: &[u8],
 ) -> Result<Vec<u8>, String> {
-    let mut session = (dialect.open)(options, spans).map_err(|e| e.to_string())?;
+    let mut session = dialect.open(options, spans).map_err(|e| e.to_string())?;
     let mut out = Vec::with_capacity(text.len() + text.len() / 4 + 256);
     session
         .feed_document(text, Layout::Compact, &mut out)
@@ -262,14 +264,16 @@ fn render(
     let found = find(dialect)?;
     let options = options_value(options)?;
     drop(open(found, &options, false)?);
-    let Some(render) = found.render else {
+    if !found.renders() {
         return Err(RenderError::new_err(format!(
             "the {} dialect has no renderer",
             found.name
         )));
-    };
+    }
     let input = to_value(value, "value")?;
-    render(what, &input, &options).map_err(RenderError::new_err)
+    found
+        .render(what, &input, &options)
+        .map_err(RenderError::new_err)
 }
 
 /// The module `idiolect._native`, re-exported by the `idiolect` package.

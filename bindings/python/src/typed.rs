@@ -24,10 +24,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use idiolect::field::{
-    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
-    qwen3_coder, reasoning,
-};
+use idiolect::field::{self, deepseek, harmony, llama3_json, mistral, pythonic, reasoning};
 use idiolect::fold::{fold_whole, fold_whole_str, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
@@ -155,6 +152,30 @@ where
 
 /// The DeepSeek families: one machine, two call syntaxes.
 pub struct Deepseek(deepseek::Variant, &'static str);
+
+/// A field family run by the engine (its grammar and description, `field::families`).
+pub struct Engine(pub &'static field::custom::Family, pub &'static str);
+
+impl Build for Engine {
+    type Machine = field::custom::CustomMachine;
+    type Folder = field::DocumentFolder;
+    fn name(&self) -> &'static str {
+        self.1
+    }
+    fn build(
+        &self,
+        options: &Value,
+        spans: bool,
+        _: usize,
+    ) -> Result<(Self::Machine, Self::Folder), String> {
+        let options: field::custom::Options = options_of(options)?;
+        let machine = self.0.machine(&options).map_err(|e| match e {
+            field::custom::FamilyError::Options(message) => message,
+            other => other.to_string(),
+        })?;
+        Ok((machine, field::DocumentFolder::new(spans)))
+    }
+}
 
 impl Build for Deepseek {
     type Machine = deepseek::DeepseekMachine;
@@ -898,13 +919,18 @@ pub trait FieldFamily {
         M::Options: DeserializeOwned;
     /// For a DeepSeek family (one machine, two call syntaxes).
     fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Self::Out;
+    /// For a family run by the engine.
+    fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Self::Out;
 }
 
-/// What `family` makes of field family `name`; `None` if `name` is not one.
+/// What `family` makes of field family `name`; `None` if `name` is not one. The
+/// families run by the engine come from the crate's table (`field::families`).
 pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
+    let entry = field::families::TABLE.iter().find(|e| e.name == name)?;
+    if let Some(engine) = field::families::family(name) {
+        return Some(family.engine(engine, entry.name));
+    }
     Some(match name {
-        "hermes" => family.generic::<hermes::HermesMachine>(),
-        "qwen3-coder" => family.generic::<qwen3_coder::Qwen3CoderMachine>(),
         "deepseek-v3" => family.deepseek(deepseek::Variant::V3, "deepseek-v3"),
         "deepseek-v3.1" => family.deepseek(deepseek::Variant::V31, "deepseek-v3.1"),
         "harmony" => family.generic::<harmony::HarmonyMachine>(),
@@ -912,9 +938,6 @@ pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
         "llama3-json" => family.generic::<llama3_json::Llama3JsonMachine>(),
         "pythonic" => family.generic::<pythonic::PythonicMachine>(),
         "reasoning" => family.generic::<reasoning::ReasoningMachine>(),
-        "kimi-k2" => family.generic::<kimi_k2::KimiK2Machine>(),
-        "minimax-m2" => family.generic::<minimax_m2::MinimaxM2Machine>(),
-        "glm" => family.generic::<glm::GlmMachine>(),
         _ => return None,
     })
 }
@@ -936,6 +959,9 @@ impl FieldFamily for FieldRunner {
     }
     fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Box<dyn Runner> {
         Box::new(Deepseek(variant, name))
+    }
+    fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Box<dyn Runner> {
+        Box::new(Engine(family, name))
     }
 }
 

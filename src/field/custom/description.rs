@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::field::reasoning::Spelling;
+
 /// A family description, as read from its JSON file (CF-3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +40,29 @@ pub struct Description {
     /// (CF-12): `text` (the default) or `markup`.
     #[serde(default)]
     pub end_of_input_in_block: EndInBlock,
+    /// The family honours the `reasoning_markers` option (CF-19): its reasoning is
+    /// spelt by the wrappers of spec/reasoning.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_markers: Option<ReasoningMarkers>,
+}
+
+/// How a family reads the reasoning wrappers of the `reasoning_markers` option
+/// (CF-19).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReasoningMarkers {
+    /// The option's default: the spellings the family accepts when the options do
+    /// not say.
+    pub default: Vec<Spelling>,
+    /// The spelling whose markers `entries.text` and `entries.reasoning` read
+    /// beside the family's own, at its first byte.
+    pub spelling: Spelling,
+    /// The rule of the family's markers alone, run where that spelling does not
+    /// apply.
+    pub plain: String,
+    /// Whether an accepted closer in answer text is markup (a stray closer, RS-13).
+    #[serde(default)]
+    pub stray_closers: bool,
 }
 
 /// What the undecided bytes of a block of calls cut by the end of input are (CF-12).
@@ -182,6 +207,8 @@ pub enum NameCleaning {
     Verbatim,
     /// Surrounding whitespace removed, then one pair of matching `"` or `'`.
     TrimQuotes,
+    /// Surrounding spaces and tabs removed (nothing else).
+    TrimBlanks,
 }
 
 impl NameCleaning {
@@ -198,6 +225,7 @@ impl NameCleaning {
                 }
                 name.to_string()
             }
+            NameCleaning::TrimBlanks => raw.trim_matches([' ', '\t']).to_string(),
         }
     }
 }
@@ -231,7 +259,23 @@ impl Description {
             ("captures.reasoning_close", c.reasoning_close.as_deref()),
             ("captures.block_open", c.block_open.as_deref()),
             ("captures.cut", c.cut.as_deref()),
+            (
+                "reasoning_markers.plain",
+                self.reasoning_markers.as_ref().map(|r| r.plain.as_str()),
+            ),
         ];
+        if self.reasoning_markers.is_some() {
+            // The wrappers are the family's reasoning markers (CF-19).
+            let roles = [
+                ("captures.reasoning_open", c.reasoning_open.is_some()),
+                ("captures.reasoning_close", c.reasoning_close.is_some()),
+            ];
+            if let Some((key, _)) = roles.iter().find(|(_, present)| *present) {
+                return Err(format!(
+                    "key `{key}` does not apply with `reasoning_markers`"
+                ));
+            }
+        }
         let required: &[&str] = match &self.arguments {
             Arguments::Json {
                 object,

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use crate::field::call_object::{CallObject, ObjectEnd, ObjectKeys};
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::parameter_values::{ParameterValues, Scan};
-use crate::field::{Emitter, Event, Options};
+use crate::field::reasoning::family::{FamilyWrappers, RepeatedOpener, WrapperMarker};
+use crate::field::reasoning::Spelling;
+use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
@@ -39,6 +41,11 @@ impl Finder {
             );
             table[b as usize] = viable;
         }
+        Finder::of_table(table)
+    }
+
+    /// The finder of the bytes marked in `table`.
+    fn of_table(table: [bool; 256]) -> Finder {
         let bytes = (0..=255u8).filter(|&b| table[b as usize]).collect();
         Finder { bytes, table }
     }
@@ -113,6 +120,40 @@ pub(crate) struct Compiled {
     pub(crate) calls_end_reasoning: bool,
     pub(crate) end_in_block_markup: bool,
     pub(crate) start_in_reasoning: bool,
+    /// The reasoning wrappers, for a family that honours `reasoning_markers` (CF-19).
+    pub(crate) wrapping: Option<Wrapping>,
+}
+
+/// How a family reads the reasoning wrappers (CF-19).
+#[derive(Debug)]
+pub(crate) struct Wrapping {
+    /// The option's default.
+    pub(crate) default: Vec<Spelling>,
+    /// The spelling `entries.text` and `entries.reasoning` read at its first byte.
+    pub(crate) spelling: Spelling,
+    /// The family's markers alone.
+    pub(crate) plain: Entry,
+    /// Whether an accepted closer in answer text is markup (RS-13).
+    pub(crate) stray_closers: bool,
+}
+
+/// What a family machine is run with: the options resolved against the
+/// description's defaults (CF-4, CF-19).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Settings {
+    pub(crate) start_in_reasoning: bool,
+    pub(crate) tools: Vec<Tool>,
+    /// The accepted reasoning wrappers (empty without CF-19's key).
+    pub(crate) spellings: Vec<Spelling>,
+}
+
+/// A family machine's reasoning wrappers (CF-19): which spellings apply, and the
+/// prose candidates they add.
+#[derive(Clone, Debug)]
+struct Wrappers {
+    wrappers: FamilyWrappers,
+    /// The candidates in prose: `plain`'s and the accepted spellings' first bytes.
+    finder: Finder,
 }
 
 impl Compiled {
@@ -172,7 +213,7 @@ enum Mode {
 #[derive(Clone, Debug)]
 pub struct CustomMachine {
     family: Arc<Compiled>,
-    options: Options,
+    start_in_reasoning: bool,
     emitter: Emitter,
     machine: ParsingMachine<'static>,
     /// JSON encoding: the arguments object's reader.
@@ -192,6 +233,10 @@ pub struct CustomMachine {
     began: bool,
     /// Parameters encoding: the call's parameters, typed by the tools' schemas.
     values: ParameterValues,
+    /// The reasoning wrappers (CF-19).
+    wrappers: Option<Wrappers>,
+    /// The start of the output: RS-6's opener at offset 0 (CF-19).
+    first: RepeatedOpener,
 }
 
 fn char_len(text: &str, at: usize) -> usize {
@@ -199,18 +244,43 @@ fn char_len(text: &str, at: usize) -> usize {
 }
 
 impl CustomMachine {
-    pub(crate) fn new(family: Arc<Compiled>, options: &Options) -> CustomMachine {
+    pub(crate) fn new(family: Arc<Compiled>, options: &Settings) -> CustomMachine {
         let mut machine = ParsingMachine::new(family.program);
-        machine.capture_only(&family.captured);
+        let wrappers = family.wrapping.as_ref().map(|w| {
+            let wrappers =
+                FamilyWrappers::new(family.program, &options.spellings, w.spelling.lead_byte());
+            let wrappers = if w.stray_closers {
+                wrappers.with_stray_closers()
+            } else {
+                wrappers
+            };
+            let mut table = w.plain.finder.table;
+            for s in &options.spellings {
+                table[s.lead_byte() as usize] = true;
+            }
+            Wrappers {
+                wrappers,
+                finder: Finder::of_table(table),
+            }
+        });
+        let mut captured = family.captured.clone();
+        if let Some(w) = &wrappers {
+            captured.extend(w.wrappers.captured());
+        }
+        machine.capture_only(&captured);
         machine.set_depth_limit(DEPTH);
         let arguments = family
             .object
             .map(|object| ArgumentsReader::with_rule(family.program, object));
         let object = family.call_object.clone().map(CallObject::new);
         let values = ParameterValues::new(&options.tools, family.strip_newlines);
+        let first = RepeatedOpener::new(
+            options.start_in_reasoning && wrappers.is_some(),
+            &options.spellings,
+        );
         CustomMachine {
             family,
-            options: options.clone(),
+            start_in_reasoning: options.start_in_reasoning,
             emitter: Emitter::new(),
             machine,
             arguments,
@@ -223,7 +293,42 @@ impl CustomMachine {
             reasoning: false,
             began: false,
             values,
+            wrappers,
+            first,
         }
+    }
+
+    /// The rule to run at a prose candidate whose byte is `byte` (CF-5; with
+    /// the wrappers, CF-19), or `None` when nothing can start there.
+    fn prose_rule(&self, byte: u8) -> Option<RuleId> {
+        let f = &self.family;
+        let composed = if self.reasoning {
+            &f.reasoning
+        } else {
+            &f.text
+        };
+        let (Some(w), Some(wrapping)) = (&self.wrappers, &f.wrapping) else {
+            return Some(composed.rule);
+        };
+        let applies = Spelling::of_lead_byte(byte)
+            .filter(|s| w.wrappers.applies(*s, self.reasoning))
+            .is_some();
+        if applies || byte == wrapping.spelling.lead_byte() {
+            // The wrappers' rule for this byte (the family's composed rules at
+            // its spelling's byte), or the family's markers alone there.
+            if let Some(rule) = w.wrappers.entry(
+                byte,
+                self.reasoning,
+                &crate::field::reasoning::family::ProseRules {
+                    plain: wrapping.plain.rule,
+                    open: f.text.rule,
+                    close: f.reasoning.rule,
+                },
+            ) {
+                return Some(rule);
+            }
+        }
+        wrapping.plain.finder.table[byte as usize].then_some(wrapping.plain.rule)
     }
 
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
@@ -245,7 +350,12 @@ impl CustomMachine {
             Probing::Special { .. } => f.special_marker.as_ref().unwrap_or(&f.text),
             Probing::Skip => f.skip.as_ref().unwrap_or(&f.text),
         };
-        self.machine.start(entry.rule);
+        self.start_rule(probing, entry.rule, at);
+    }
+
+    /// Starts `rule` at absolute `at`, for `probing`.
+    fn start_rule(&mut self, probing: Probing, rule: RuleId, at: usize) {
+        self.machine.start(rule);
         self.unit_start = at;
         self.pos = at;
         self.mode = Mode::Probe(probing);
@@ -297,6 +407,19 @@ impl CustomMachine {
                 self.values.call_open(&name);
                 self.start_probe(Probing::CallBody, end);
             }
+        } else if let Some(marker) = self.wrapper_marker() {
+            if marker == WrapperMarker::Opened {
+                self.emitter.reasoning_start(end, out);
+                self.reasoning = true;
+            } else {
+                // A closer in answer text is stray (RS-13): markup.
+                if self.emitter.in_reasoning() {
+                    self.emitter.reasoning_end(true, end, out);
+                } else {
+                    self.emitter.markup(end, out);
+                }
+                self.reasoning = false;
+            }
         } else if self.captured(roles.reasoning_open, unit).is_some() {
             self.emitter.reasoning_start(end, out);
             self.reasoning = true;
@@ -315,6 +438,12 @@ impl CustomMachine {
         } else {
             self.emitter.markup(end, out);
         }
+    }
+
+    /// The wrapper marker the last match was, if any (CF-19).
+    fn wrapper_marker(&mut self) -> Option<WrapperMarker> {
+        let wrappers = self.wrappers.as_mut()?;
+        wrappers.wrappers.marker(self.machine.captures())
     }
 
     /// Whether a probe undecided at the end of input is a block of calls cut short
@@ -638,9 +767,30 @@ impl Machine for CustomMachine {
     }
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if !self.first.decided() {
+            // RS-6's opener at offset 0 (CF-19).
+            let mut begun = None;
+            let read = self.first.read(
+                pending.as_bytes(),
+                base,
+                eof,
+                &mut self.emitter,
+                |b| begun = Some(b),
+                out,
+            );
+            if let (Some(b), Some(w)) = (begun, self.wrappers.as_mut()) {
+                w.wrappers.begun(b);
+                self.reasoning = true;
+                self.began = true;
+            }
+            match read {
+                None => return self.emitter.covered().max(base) - base,
+                Some(n) => self.pos = self.pos.max(base + n),
+            }
+        }
         if !self.began {
             self.began = true;
-            if self.options.start_in_reasoning {
+            if self.start_in_reasoning {
                 self.reasoning = true;
                 self.emitter.reasoning_start(base, out);
             }
@@ -680,12 +830,12 @@ impl Machine for CustomMachine {
                 }
                 Mode::Prose => {
                     let rel = self.pos - base;
-                    let entry = if self.reasoning {
-                        &self.family.reasoning
-                    } else {
-                        &self.family.text
+                    let finder = match &self.wrappers {
+                        Some(w) => &w.finder,
+                        None if self.reasoning => &self.family.reasoning.finder,
+                        None => &self.family.text.finder,
                     };
-                    match entry.finder.find(&bytes[rel..]) {
+                    match finder.find(&bytes[rel..]) {
                         None => {
                             self.prose(&pending[rel..], self.pos, out);
                             self.pos = end;
@@ -693,7 +843,17 @@ impl Machine for CustomMachine {
                         }
                         Some(k) => {
                             self.prose(&pending[rel..rel + k], self.pos, out);
-                            self.start_probe(Probing::Prose, self.pos + k);
+                            let at = self.pos + k;
+                            match self.prose_rule(bytes[rel + k]) {
+                                Some(rule) => self.start_rule(Probing::Prose, rule, at),
+                                None => {
+                                    // No marker can start here (CF-19): one
+                                    // character of prose.
+                                    let len = char_len(pending, rel + k);
+                                    self.prose(&pending[rel + k..rel + k + len], at, out);
+                                    self.pos = at + len;
+                                }
+                            }
                         }
                     }
                 }

@@ -7,7 +7,7 @@
 //! the description's JSON Schema: spec/custom-family.schema.json.
 //!
 //! ```
-//! use idiolect::field::{custom::Family, Item, Options};
+//! use idiolect::field::{custom::{Family, Options}, Item};
 //! let grammar = r#"
 //! call_open = { "<call " ~ name ~ ">" ~ &"{" }
 //! name = { (ASCII_ALPHANUMERIC | "_")+ }
@@ -21,7 +21,7 @@
 //!   "arguments": {"encoding": "json", "object": "json_object"}
 //! }"#;
 //! let family = Family::new(grammar, description).unwrap();
-//! let doc = family.parse("Hi <call f>{\"x\": 1}</call>", &Options::default());
+//! let doc = family.parse("Hi <call f>{\"x\": 1}</call>", &Options::default()).unwrap();
 //! assert!(matches!(&doc.items[1], Item::ToolCall { name, complete: true, .. } if name == "f"));
 //! ```
 
@@ -33,15 +33,71 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-pub use description::{Arguments, Captures, Description, EndInBlock, Entries, NameCleaning};
+pub use description::{
+    Arguments, Captures, Description, EndInBlock, Entries, NameCleaning, ReasoningMarkers,
+};
 pub use machine::CustomMachine;
 
-use crate::field::grammars::FIELD_JSON;
-use crate::field::{Document, DocumentFolder, Event, Options};
+use crate::field::grammars::{FIELD_JSON, REASONING};
+use crate::field::reasoning::Spelling;
+use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::fold::Fold;
-use crate::machine::{compile_capturing, CompileError, Program, RuleId};
+use crate::machine::{
+    compile_capturing, compile_optimized_capturing, CompileError, Program, RuleId,
+};
 use crate::reentry::Stream;
-use machine::{Compiled, Entry, Roles};
+use machine::{Compiled, Entry, Roles, Settings, Wrapping};
+
+/// A family's options, as given in JSON (CF-4, CF-19): the keys of every field
+/// family (FD-3), and `reasoning_markers` for a family whose description has the
+/// key of CF-19. A key left out takes the description's default.
+#[derive(
+    Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Whether the output starts inside reasoning: the chat template ended the
+    /// prompt with the reasoning opener (default: the description's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_in_reasoning: Option<bool>,
+    /// The tools of the request, with their JSON Schemas.
+    pub tools: Vec<Tool>,
+    /// The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`;
+    /// empty for none (default: the description's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_markers: Option<Vec<Spelling>>,
+}
+
+/// The shape of [`Options`] as a schema states it: every key with its default
+/// (written in by [`Family::options_schema`]).
+#[derive(schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Options")]
+#[allow(dead_code, reason = "only its schema is used")]
+struct OptionsSchema {
+    /// Whether the output starts inside reasoning: the chat template ended the
+    /// prompt with the reasoning opener.
+    #[serde(default)]
+    start_in_reasoning: bool,
+    /// The tools of the request, with their JSON Schemas.
+    #[serde(default)]
+    tools: Vec<Tool>,
+    /// The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`;
+    /// empty for none.
+    #[serde(default)]
+    reasoning_markers: Vec<Spelling>,
+}
+
+impl From<crate::field::Options> for Options {
+    /// FD-3's options, as given (their `start_in_reasoning` included).
+    fn from(options: crate::field::Options) -> Options {
+        Options {
+            start_in_reasoning: Some(options.start_in_reasoning),
+            tools: options.tools,
+            reasoning_markers: None,
+        }
+    }
+}
 
 /// The streaming parser of a custom family: feed chunks, get [`Event`]s.
 pub type Parser = Stream<CustomMachine>;
@@ -63,6 +119,8 @@ pub enum FamilyError {
     /// The grammar does not compile: pest refused it, or it uses a construct the
     /// parsing machine does not support.
     Grammar(String),
+    /// Options the family does not have (`reasoning_markers` without CF-19's key).
+    Options(String),
 }
 
 impl std::fmt::Display for FamilyError {
@@ -74,6 +132,7 @@ impl std::fmt::Display for FamilyError {
                 "family description: key `{key}` names rule `{rule}`, which the grammar does not have"
             ),
             FamilyError::Grammar(message) => write!(f, "family grammar: {message}"),
+            FamilyError::Options(message) => write!(f, "family options: {message}"),
         }
     }
 }
@@ -123,12 +182,27 @@ fn intern(grammar: &str, captures: &[&str]) -> Result<&'static Program, CompileE
     if let Some(program) = programs.lock().ok().and_then(|p| p.get(&key).copied()) {
         return Ok(program);
     }
-    let program: &'static Program = Box::leak(Box::new(compile_capturing(grammar, captures)?));
+    // A shipped family's grammar was optimized when the crate was built.
+    let compiled = match crate::field::grammars::prebuilt_rules(grammar) {
+        Some(rules) => compile_optimized_capturing(rules, captures)?,
+        None => compile_capturing(grammar, captures)?,
+    };
+    let program: &'static Program = Box::leak(Box::new(compiled));
     if let Ok(mut p) = programs.lock() {
         p.insert(key, program);
     }
     Ok(program)
 }
+
+/// The rules of grammar/reasoning.pest whose captures are the wrappers' markers.
+const WRAPPER_RULES: [&str; 6] = [
+    "rs_think_open",
+    "rs_bracket_open",
+    "rs_triangle_open",
+    "rs_think_close",
+    "rs_bracket_close",
+    "rs_triangle_close",
+];
 
 /// The JSON Schema (draft 2020-12) of a family description, as committed in
 /// spec/custom-family.schema.json.
@@ -157,11 +231,13 @@ impl Family {
         description: Description,
     ) -> Result<Family, FamilyError> {
         let named = description.rules().map_err(FamilyError::Description)?;
-        let text = if description.include_json_grammar {
-            format!("{grammar}\n{FIELD_JSON}")
-        } else {
-            grammar.to_string()
-        };
+        let mut text = grammar.to_string();
+        if description.include_json_grammar {
+            text = format!("{text}\n{FIELD_JSON}");
+        }
+        if description.reasoning_markers.is_some() {
+            text = format!("{text}\n{REASONING}");
+        }
         // Check the names first, so that a wrong name is reported as the key's.
         let all = intern(&text, &[]).map_err(grammar_error)?;
         for (key, rule) in &named {
@@ -177,6 +253,11 @@ impl Family {
             .filter(|(k, _)| k.starts_with("captures."))
             .map(|(_, r)| *r)
             .collect();
+        let mut captured_names = captured_names;
+        if description.reasoning_markers.is_some() {
+            // The wrappers' markers (CF-19), read by their captures.
+            captured_names.extend(WRAPPER_RULES);
+        }
         let program = intern(&text, &captured_names).map_err(grammar_error)?;
         let rule = |name: &str| -> RuleId {
             program
@@ -238,6 +319,12 @@ impl Family {
             }),
             _ => None,
         };
+        let wrapping = description.reasoning_markers.as_ref().map(|r| Wrapping {
+            default: r.default.clone(),
+            spelling: r.spelling,
+            plain: entry(&r.plain),
+            stray_closers: r.stray_closers,
+        });
         let compiled = Compiled {
             program,
             text: entry(&e.text),
@@ -258,6 +345,7 @@ impl Family {
             calls_end_reasoning: description.calls_end_reasoning,
             end_in_block_markup: description.end_of_input_in_block == EndInBlock::Markup,
             start_in_reasoning: description.start_in_reasoning,
+            wrapping,
         };
         Ok(Family {
             description,
@@ -270,37 +358,102 @@ impl Family {
         &self.description
     }
 
-    /// The family's default options (the description's start state, no tools).
-    pub fn default_options(&self) -> Options {
-        Options {
-            start_in_reasoning: self.compiled.start_in_reasoning,
-            tools: Vec::new(),
+    /// The JSON Schema (draft 2020-12) of the family's options as given in JSON:
+    /// FD-3's keys with the description's defaults, and `reasoning_markers` where
+    /// the family honours it (CF-4, CF-19).
+    pub fn options_schema(&self) -> Value {
+        let mut schema = serde_json::to_value(
+            schemars::generate::SchemaSettings::draft2020_12()
+                .for_deserialize()
+                .into_generator()
+                .into_root_schema_for::<OptionsSchema>(),
+        )
+        .unwrap_or(Value::Null);
+        let name = &self.description.name;
+        if let Some(object) = schema.as_object_mut() {
+            object.insert(
+                "description".into(),
+                format!("The {name} options, as given in JSON (FD-3; RS-11).").into(),
+            );
         }
+        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            if let Some(start) = properties.get_mut("start_in_reasoning") {
+                start["default"] = self.compiled.start_in_reasoning.into();
+            }
+            match &self.compiled.wrapping {
+                Some(w) => {
+                    if let Some(markers) = properties.get_mut("reasoning_markers") {
+                        markers["default"] = serde_json::to_value(&w.default).unwrap_or_default();
+                    }
+                }
+                None => {
+                    properties.remove("reasoning_markers");
+                    if let Some(defs) = schema.get_mut("$defs").and_then(Value::as_object_mut) {
+                        defs.remove("Spelling");
+                    }
+                }
+            }
+        }
+        schema
+    }
+
+    /// Whether the family honours the `reasoning_markers` option (CF-19).
+    pub fn has_reasoning_markers(&self) -> bool {
+        self.compiled.wrapping.is_some()
+    }
+
+    /// The options resolved against the description's defaults (CF-4, CF-19):
+    /// `reasoning_markers` is refused by a family without CF-19's key, with the
+    /// message serde gives an unknown key.
+    fn settings(&self, options: &Options) -> Result<Settings, FamilyError> {
+        let spellings =
+            match (&self.compiled.wrapping, &options.reasoning_markers) {
+                (None, Some(_)) => return Err(FamilyError::Options(
+                    "unknown field `reasoning_markers`, expected `start_in_reasoning` or `tools`"
+                        .to_string(),
+                )),
+                (None, None) => Vec::new(),
+                (Some(w), given) => given.clone().unwrap_or_else(|| w.default.clone()),
+            };
+        Ok(Settings {
+            start_in_reasoning: options
+                .start_in_reasoning
+                .unwrap_or(self.compiled.start_in_reasoning),
+            tools: options.tools.clone(),
+            spellings,
+        })
     }
 
     /// The state machine for these options, to drive with the re-entry layer.
-    pub fn machine(&self, options: &Options) -> CustomMachine {
-        CustomMachine::new(self.compiled.clone(), options)
+    pub fn machine(&self, options: &Options) -> Result<CustomMachine, FamilyError> {
+        Ok(CustomMachine::new(
+            self.compiled.clone(),
+            &self.settings(options)?,
+        ))
     }
 
     /// A streaming parser for these options.
-    pub fn parser(&self, options: &Options) -> Parser {
-        Stream::new(self.machine(options))
+    pub fn parser(&self, options: &Options) -> Result<Parser, FamilyError> {
+        Ok(Stream::new(self.machine(options)?))
     }
 
     /// Parses a whole document (the streaming machinery, fed once).
-    pub fn parse(&self, input: &str, options: &Options) -> Document {
-        self.parse_events(input, options).0
+    pub fn parse(&self, input: &str, options: &Options) -> Result<Document, FamilyError> {
+        Ok(self.parse_events(input, options)?.0)
     }
 
     /// Parses a whole document and also returns its events.
-    pub fn parse_events(&self, input: &str, options: &Options) -> (Document, Vec<Event>) {
-        let mut parser = self.parser(options);
+    pub fn parse_events(
+        &self,
+        input: &str,
+        options: &Options,
+    ) -> Result<(Document, Vec<Event>), FamilyError> {
+        let mut parser = self.parser(options)?;
         let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
         events.extend(parser.finish());
         let mut folder = DocumentFolder::new(false);
         events.iter().for_each(|e| folder.push(e));
-        (folder.into_document(), events)
+        Ok((folder.into_document(), events))
     }
 }
 
@@ -327,7 +480,7 @@ mod tests {
         "#;
         let family = Family::new(grammar, JSON_FAMILY).expect("the family builds");
         let input = "a <c f>{}</c> b <c >{} c";
-        let doc = family.parse(input, &Options::default());
+        let doc = family.parse(input, &Options::default()).unwrap();
         let text: String = doc
             .items
             .iter()
@@ -350,8 +503,8 @@ mod tests {
 
     #[test]
     fn nesting_keys_go_together_and_only_with_parameters() {
-        let grammar = include_str!("../../../examples/families/qwen3-coder.pest");
-        let description = include_str!("../../../examples/families/qwen3-coder.json");
+        let grammar = include_str!("../../../grammar/qwen3-coder.pest");
+        let description = include_str!("../../../grammar/qwen3-coder.family.json");
         assert!(Family::new(grammar, description).is_ok());
         let without_entry = description.replace("\"value_nested\": \"value_nested\",", "");
         let message = Family::new(grammar, &without_entry)

@@ -93,6 +93,12 @@ impl FamilyWrappers {
         self
     }
 
+    /// Whether a marker of `spelling` applies: accepted, and in reasoning the
+    /// spelling that opened it (any accepted one when the output started in it).
+    pub fn applies(&self, spelling: Spelling, reasoning: bool) -> bool {
+        self.wrappers.applies(spelling, reasoning)
+    }
+
     /// The rules whose captures [`Self::marker`] reads: the probe must record them.
     pub fn captured(&self) -> [RuleId; 6] {
         self.rules.all()
