@@ -3,6 +3,15 @@
 //! family each reproduces: every case whole and under the conformance runner's
 //! whole split schedule, with its checks (S2 documents, S4 promptness against the
 //! built-in family's viability rule, S8 spans).
+//!
+//! And the families that are nothing but a grammar and a description in grammar/
+//! (`grammar/<family>.pest` + `grammar/<family>.family.json`; seed-oss, spec/seed-oss.md),
+//! run on their own corpus the same way. Until the registry knows such a family its
+//! cases live in tests/corpus-pending/<family>/ (the conformance runner walks every
+//! folder of conformance/ and fails on a dialect it does not know); they are checked
+//! without a viability rule (S2, S8, and S4's emission reach), and with the
+//! runner's full checks once the family is registered and its folder moved to
+//! conformance/.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,28 +28,102 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("minimax-m2", "minimax-m2"),
 ];
 
+/// The families defined only by `grammar/<family>.pest` and
+/// `grammar/<family>.family.json`, each run on its own corpus.
+const GRAMMAR_FAMILIES: &[&str] = &["seed-oss"];
+
+/// Where a corpus waits until its family is registered (see the module's comment).
+const PENDING_CORPUS: &str = "tests/corpus-pending";
+
 fn family(root: &Path, stem: &str) -> Result<Family, String> {
     let dir = root.join("examples").join("families");
-    let read = |ext: &str| {
-        let path = dir.join(format!("{stem}.{ext}"));
-        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
-    };
-    Family::new(&read("pest")?, &read("json")?).map_err(|e| e.to_string())
+    family_from(
+        &dir.join(format!("{stem}.pest")),
+        &dir.join(format!("{stem}.json")),
+    )
 }
 
-/// Without the built-in family in this build (its viability rule is then missing
-/// too), the documents alone: whole and under the runner's schedule.
+/// A family from `grammar/<name>.pest` and `grammar/<name>.family.json`.
+fn grammar_family(root: &Path, name: &str) -> Result<Family, String> {
+    let dir = root.join("grammar");
+    family_from(
+        &dir.join(format!("{name}.pest")),
+        &dir.join(format!("{name}.family.json")),
+    )
+}
+
+fn family_from(grammar: &Path, description: &Path) -> Result<Family, String> {
+    let read =
+        |path: &Path| std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()));
+    Family::new(&read(grammar)?, &read(description)?).map_err(|e| e.to_string())
+}
+
+/// The folder that holds `conformance/<dialect>/`: conformance/ once the dialect's
+/// cases are there, the pending corpus before.
+fn corpus_root(root: &Path, dialect: &str) -> std::path::PathBuf {
+    let conformance = root.join("conformance");
+    if conformance.join(dialect).is_dir() {
+        conformance
+    } else {
+        root.join(PENDING_CORPUS)
+    }
+}
+
+fn span_of(event: &serde_json::Value) -> Option<(usize, usize)> {
+    let span = event.get("span")?.as_array()?;
+    Some((
+        usize::try_from(span.first()?.as_u64()?).ok()?,
+        usize::try_from(span.get(1)?.as_u64()?).ok()?,
+    ))
+}
+
+/// Without the family in the registry (its viability rule is then missing too):
+/// whole, in 1-byte chunks and under the runner's schedule, the document (S2), the
+/// spans tiling the input (S8), and after each chunk the events reaching exactly as
+/// far as when the same prefix is fed one byte at a time (S4's emission reach).
 fn documents_only(case: &Case, open: idiolect::conformance::Opener) -> Result<(), String> {
-    let mut chunkings = vec![("whole input".to_string(), vec![&case.input[..]])];
-    chunkings.push(("1-byte chunks".to_string(), case.input.chunks(1).collect()));
+    let mut chunkings = vec![("1-byte chunks".to_string(), case.input.chunks(1).collect())];
+    chunkings.push(("whole input".to_string(), vec![&case.input[..]]));
     chunkings.extend(schedule(&case.input, &case.name));
-    for (label, chunks) in chunkings {
+    let total = String::from_utf8_lossy(&case.input).len();
+    let mut reach_at = vec![0usize; case.input.len() + 1];
+    for (run, (label, chunks)) in chunkings.into_iter().enumerate() {
         let mut session = open(case)?;
+        let (mut delivered, mut covered) = (0usize, 0usize);
+        let tile = |events: &mut Vec<serde_json::Value>, covered: &mut usize| {
+            for event in events.drain(..) {
+                match span_of(&event) {
+                    Some((start, end)) if start == *covered && start <= end => *covered = end,
+                    _ => {
+                        return Err(format!(
+                            "S8 {label}: spans do not tile at {covered}: {event}"
+                        ))
+                    }
+                }
+            }
+            Ok(())
+        };
         let mut events = Vec::new();
         for chunk in chunks {
             session.feed(chunk, &mut events);
+            tile(&mut events, &mut covered)?;
+            delivered += chunk.len();
+            if run == 0 {
+                reach_at[delivered] = covered;
+            } else if covered != reach_at[delivered] {
+                return Err(format!(
+                    "S4 {label}: after {delivered} bytes the events reach {covered}, but fed byte by byte they reach {}",
+                    reach_at[delivered]
+                ));
+            }
         }
         session.finish(&mut events);
+        tile(&mut events, &mut covered)?;
+        if covered != total {
+            return Err(format!(
+                "S8 {label}: after finish the spans end at {covered}, the input has {total} bytes"
+            ));
+        }
         let got = session.document();
         if !same(&case.expected, &got, KeyOrder::Ordered) {
             return Err(document_mismatch(&label, case, &got));
@@ -62,7 +145,7 @@ fn beyond_custom_options(options: &serde_json::Value) -> Option<String> {
 
 /// spec/custom-family.schema.json is the schema generated from the description's
 /// type (`IDIOLECT_WRITE_SCHEMAS=1` rewrites it), and every example description
-/// validates against it.
+/// and every grammar family's description validates against it.
 fn schema_trials(root: &Path) -> Vec<Trial> {
     let path = root.join("spec").join("custom-family.schema.json");
     let generated = idiolect::field::custom::description_schema();
@@ -94,12 +177,18 @@ fn schema_trials(root: &Path) -> Vec<Trial> {
         .unwrap_or_default();
     files.retain(|p| p.extension().is_some_and(|e| e == "json"));
     files.sort();
+    files.extend(
+        GRAMMAR_FAMILIES
+            .iter()
+            .map(|name| root.join("grammar").join(format!("{name}.family.json"))),
+    );
     for file in files {
         let schema = generated.clone();
         let name = file
-            .file_stem()
+            .file_name()
             .unwrap_or_default()
             .to_string_lossy()
+            .trim_end_matches(".json")
             .to_string();
         trials.push(Trial::test(
             format!("description-schema::{name}"),
@@ -123,64 +212,116 @@ fn schema_trials(root: &Path) -> Vec<Trial> {
     trials
 }
 
+/// The trials of one family's corpus: every case of `<corpus>/<dialect>/`, whole and
+/// under the runner's schedule, named `<label>::<case>`. `own_corpus`: the corpus is
+/// the family's own, so a case with an option beyond FD-3's pins its refusal; on a
+/// built-in family's corpus the cases of its `reasoning_markers` option are its own
+/// and are left out.
+fn corpus_trials(
+    label: &'static str,
+    family: Result<Family, String>,
+    corpus: &Path,
+    dialect: &'static str,
+    own_corpus: bool,
+) -> Vec<Trial> {
+    let family = match family {
+        Ok(f) => Arc::new(f),
+        Err(e) => {
+            return vec![Trial::test(format!("{label}::(family)"), move || {
+                Err(e.into())
+            })]
+        }
+    };
+    let cases = match load(corpus, Some(dialect)) {
+        Ok(cases) => cases,
+        Err(e) => {
+            return vec![Trial::test(format!("{label}::(corpus)"), move || {
+                Err(e.into())
+            })]
+        }
+    };
+    let mut trials = Vec::new();
+    if cases.is_empty() {
+        trials.push(Trial::test(format!("{label}::(corpus)"), move || {
+            Err(format!("{dialect} has no cases").into())
+        }));
+    }
+    for case in cases {
+        let family = family.clone();
+        match case {
+            // The built-in family's `reasoning_markers` option: a family defined
+            // at run time reads the markers its description names (CF-4) and
+            // refuses the key, so these cases are the built-in family's alone.
+            Ok(case) if !own_corpus && case.options.get("reasoning_markers").is_some() => {}
+            Ok(case) => trials.push(Trial::test(format!("{label}::{}", case.name), move || {
+                let open =
+                    |case: &Case| family.open(&case.options, false).map_err(|e| e.to_string());
+                if let Some(key) = beyond_custom_options(&case.options) {
+                    // Not reproducible by a description: the family refuses the
+                    // option, naming it (CF-4).
+                    return match open(&case) {
+                        Err(e) if e.contains(&key) => Ok(()),
+                        Err(e) => Err(format!("refused without naming `{key}`: {e}").into()),
+                        Ok(_) => Err(format!("option `{key}` accepted").into()),
+                    };
+                }
+                if idiolect::dialect(dialect).is_some() {
+                    check_with(&case, &open).map_err(Into::into)
+                } else {
+                    documents_only(&case, &open).map_err(Into::into)
+                }
+            })),
+            Err(e) => trials.push(Trial::test(format!("{label}::{}", e.id), move || {
+                Err(e.message.into())
+            })),
+        }
+    }
+    trials
+}
+
+/// seed-oss has no `reasoning_markers` option (SO-15): the key is refused, and the
+/// one-line message names it.
+fn seed_oss_refuses_reasoning_markers(root: &Path) -> Trial {
+    let family = grammar_family(root, "seed-oss");
+    Trial::test("seed-oss::(reasoning_markers is refused)", move || {
+        let family = family?;
+        let options = serde_json::json!({"reasoning_markers": ["think"]});
+        match family.open(&options, false) {
+            Err(e)
+                if e.to_string().contains("reasoning_markers") && !e.to_string().contains('\n') =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(format!("refused without naming the key on one line: {e}").into()),
+            Ok(_) => Err("`reasoning_markers` accepted".into()),
+        }
+    })
+}
+
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut trials = schema_trials(root);
     for &(stem, dialect) in EXAMPLES {
-        let family = match family(root, stem) {
-            Ok(f) => Arc::new(f),
-            Err(e) => {
-                trials.push(Trial::test(format!("{stem}::(family)"), move || {
-                    Err(e.into())
-                }));
-                continue;
-            }
-        };
-        let cases = match load(&root.join("conformance"), Some(dialect)) {
-            Ok(cases) => cases,
-            Err(e) => {
-                trials.push(Trial::test(format!("{stem}::(corpus)"), move || {
-                    Err(e.into())
-                }));
-                continue;
-            }
-        };
-        if cases.is_empty() {
-            trials.push(Trial::test(format!("{stem}::(corpus)"), move || {
-                Err(format!("conformance/{dialect} has no cases").into())
-            }));
-        }
-        for case in cases {
-            let family = family.clone();
-            match case {
-                // The built-in family's `reasoning_markers` option: a family defined
-                // at run time reads the markers its description names (CF-4) and
-                // refuses the key, so these cases are the built-in family's alone.
-                Ok(case) if case.options.get("reasoning_markers").is_some() => {}
-                Ok(case) => trials.push(Trial::test(format!("{stem}::{}", case.name), move || {
-                    let open =
-                        |case: &Case| family.open(&case.options, false).map_err(|e| e.to_string());
-                    if let Some(key) = beyond_custom_options(&case.options) {
-                        // Not reproducible by a description: the family refuses the
-                        // option, naming it (CF-4).
-                        return match open(&case) {
-                            Err(e) if e.contains(&key) => Ok(()),
-                            Err(e) => Err(format!("refused without naming `{key}`: {e}").into()),
-                            Ok(_) => Err(format!("option `{key}` accepted").into()),
-                        };
-                    }
-                    if idiolect::dialect(dialect).is_some() {
-                        check_with(&case, &open).map_err(Into::into)
-                    } else {
-                        documents_only(&case, &open).map_err(Into::into)
-                    }
-                })),
-                Err(e) => trials.push(Trial::test(format!("{stem}::{}", e.id), move || {
-                    Err(e.message.into())
-                })),
-            }
-        }
+        let corpus = root.join("conformance");
+        trials.extend(corpus_trials(
+            stem,
+            family(root, stem),
+            &corpus,
+            dialect,
+            false,
+        ));
     }
+    for &name in GRAMMAR_FAMILIES {
+        let corpus = corpus_root(root, name);
+        trials.extend(corpus_trials(
+            name,
+            grammar_family(root, name),
+            &corpus,
+            name,
+            true,
+        ));
+    }
+    trials.push(seed_oss_refuses_reasoning_markers(root));
     libtest_mimic::run(&args, trials).exit();
 }
