@@ -92,6 +92,7 @@ pub const TABLE: &[Entry] = &[
     engine!("kimi-k2", Some(super::kimi_k2::render_json)),
     engine!("minimax-m2", Some(super::minimax_m2::render_json)),
     engine!("glm", Some(super::glm::render_json)),
+    engine!("seed-oss", None),
 ];
 
 /// The names of the field families, in the table's order.
