@@ -14,15 +14,12 @@ import idiolect
 from idiolect._servers import (
     ReasoningSplit,
     ServerStream,
-    families,
     last_at,
     server_message,
     tools_option,
 )
-from corpus import chunks_of, load_cases, random_chunking
-
-FAMILIES = families()
-CASES = [case for case in load_cases() if case.dialect in FAMILIES]
+from corpus import chunks_of, random_chunking
+from server_cases import CASES, FAMILIES, expected_stream
 
 WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 
@@ -186,26 +183,6 @@ def test_formatting_between_calls_is_never_sent_at_one_byte_a_feed():
     deltas = stream_all("hermes", chunks_of(text.encode(), 1))
     assert not any("content" in d for d in deltas if d)
     assert sum(len(d.get("tool_calls", [])) for d in deltas if d) > 2
-
-
-def expected_stream(document, names=None):
-    """What the deltas of a case must concatenate to: SV-1 to SV-5 and SV-7 read on
-    the folded document, independently of how the stream applies them."""
-    items = document["items"]
-    content, reasoning, calls = "", "", []
-    for at, item in enumerate(items):
-        if item["type"] == "reasoning":
-            reasoning += item["text"]
-        elif item["type"] == "text":
-            near = [items[n]["type"] for n in (at - 1, at + 1) if 0 <= n < len(items)]
-            if not ("tool_call" in near and item["text"].strip() == ""):
-                content += item["text"]
-        elif names is None or item["name"] in names:
-            arguments = item["arguments"]
-            sent = arguments.lstrip().startswith("{") or (item["complete"] and not arguments.strip())
-            if sent:
-                calls.append({"id": item["id"], "name": item["name"], "arguments": arguments})
-    return {"content": content, "reasoning": reasoning, "calls": calls}
 
 
 def concatenated(deltas):

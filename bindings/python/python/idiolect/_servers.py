@@ -355,7 +355,7 @@ class ReasoningSplit:
     included.
     """
 
-    __slots__ = ("_parser", "_fed", "ended", "_end", "_closed_at", "_open", "_finished")
+    __slots__ = ("_parser", "_fed", "ended", "_end", "_closed_at", "_reasoned_to", "_open", "_finished")
 
     def __init__(self, family: str, options: Mapping[str, Any] | None = None) -> None:
         self._parser = Parser(family, dict(options or {}))
@@ -365,6 +365,9 @@ class ReasoningSplit:
         self._end = 0
         # Where the last closed reasoning item ended, until reasoning resumes.
         self._closed_at: int | None = None
+        # Where the last reasoning event ended: markup after it (a call's opening
+        # markers, decided only with the call) is the rest's.
+        self._reasoned_to = 0
         self._open = False
         self._finished = False
 
@@ -402,15 +405,18 @@ class ReasoningSplit:
             if kind == "reasoning_start":
                 self._open = True
                 self._closed_at = None
+                self._reasoned_to = event["span"][1]
             elif kind == "reasoning_delta":
                 out.append(event["text"])
+                self._reasoned_to = event["span"][1]
             elif kind == "reasoning_end":
                 self._open = False
+                self._reasoned_to = event["span"][1]
                 if event["closed"]:
                     self._closed_at = event["span"][1]
             elif kind in ("text", "tool_call_start") and not self._open:
                 at = self._closed_at
-                self._end_at(event["span"][0] if at is None else at)
+                self._end_at(self._reasoned_to if at is None else at)
                 break
         return "".join(out)
 
