@@ -34,11 +34,12 @@ def starts_in_reasoning(case) -> bool:
     return idiolect.parse(case.dialect, "x")["items"][0]["type"] == "reasoning"
 
 
-def declared_tools(case) -> list[dict[str, Any]]:
+def declared_tools(case, doc=None) -> list[dict[str, Any]]:
     """The case's tools in the Chat Completions shape: its options' tools, and every
-    tool its document calls (a call to an undeclared tool is one SGLang drops)."""
+    tool that `doc` (the case's document by default) calls (a call to an undeclared
+    tool is one SGLang drops)."""
     tools = {t["name"]: t for t in (case.options or {}).get("tools", [])}
-    for item in case.expected["items"]:
+    for item in (doc or case.expected)["items"]:
         if item["type"] == "tool_call" and item["name"] not in tools:
             tools[item["name"]] = {"name": item["name"], "parameters": {"type": "object"}}
     if not tools:
