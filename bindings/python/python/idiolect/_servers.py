@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from idiolect._native import Parser, dialects, parse, reasoning_markers
+from idiolect import ChatDeltas, Parser, dialects, parse, reasoning_markers
 
 __all__ = [
     "ServerStream",
@@ -55,8 +55,6 @@ def families() -> list[str]:
     """The field families of this build, read from the package at run time: the
     dialects that `ChatDeltas` accepts (its refusal message lists them, and it is
     the package's one list of families)."""
-    from idiolect._native import ChatDeltas
-
     found = []
     for name in dialects():
         try:
@@ -293,9 +291,9 @@ class ServerStream:
             number = self._announce(held[0], held[1], held[2])
             self._parts.append(("arguments", number, start))
             return
-        number = self._numbers.get(index)
-        if number is not None and text:
-            self._parts.append(("arguments", number, text))
+        sent = self._numbers.get(index)
+        if sent is not None and text:
+            self._parts.append(("arguments", sent, text))
 
     def _delta(self, everything: bool) -> dict[str, Any] | None:
         parts = self._parts

@@ -26,7 +26,7 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from idiolect._native import parse, reasoning_markers
+from idiolect import parse, reasoning_markers
 from idiolect._servers import (
     PREFIX,
     ReasoningSplit,
@@ -35,7 +35,15 @@ from idiolect._servers import (
     server_message,
 )
 
-__all__ = ["register", "load_api", "detector_names"]
+__all__ = [
+    "IdiolectDetector",
+    "IdiolectReasoningDetector",
+    "detector_names",
+    "load_api",
+    "reasoning_detector_class",
+    "register",
+    "tool_detector_class",
+]
 
 # Where each name lived in the releases read (0.5.23 first).
 _PATHS = {
@@ -100,135 +108,157 @@ def _declared(tools: Any) -> list[str] | None:
 _AS_TEXT = {"reasoning_markers": [], "start_in_reasoning": False}
 
 
-def tool_detector_class(api: SimpleNamespace, family: str) -> type:
-    """The SGLang tool-call detector of `family`, a subclass of `api.BaseFormatDetector`."""
+class IdiolectDetector:
+    """The methods of every `idiolect-<family>` tool-call detector;
+    `tool_detector_class` puts them before SGLang's `BaseFormatDetector` in a class
+    per family."""
 
-    class Detector(api.BaseFormatDetector):  # type: ignore[name-defined, misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self._stream: ServerStream | None = None
+    family: str
+    _api: SimpleNamespace
 
-        def has_tool_call(self, text: str) -> bool:
-            # Whether the text holds any of the family's markup: a call, whole or
-            # cut, or markers that are no call. SGLang returns the text as it is
-            # when this is false and no call was parsed, so markup must say true.
-            plain = [{"type": "text", "text": text}] if text else []
-            return parse(family, text, _AS_TEXT)["items"] != plain
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[call-arg]
+        self._stream: ServerStream | None = None
 
-        def detect_and_parse(self, text: str, tools: Any) -> Any:
-            names = _declared(tools)
-            message = server_message(family, text, _AS_TEXT, tools, names=names)
-            positions = {name: i for i, name in enumerate(map(_tool_name, tools or ()))}
-            calls = [
-                api.ToolCallItem(
-                    tool_index=positions.get(call["function"]["name"], -1),
-                    name=call["function"]["name"],
-                    parameters=call["function"]["arguments"],
-                )
-                for call in message["tool_calls"]
-            ]
-            return api.StreamingParseResult(normal_text=message["content"] or "", calls=calls)
+    def has_tool_call(self, text: str) -> bool:
+        # Whether the text holds any of the family's markup: a call, whole or
+        # cut, or markers that are no call. SGLang returns the text as it is
+        # when this is false and no call was parsed, so markup must say true.
+        plain = [{"type": "text", "text": text}] if text else []
+        return parse(self.family, text, _AS_TEXT)["items"] != plain
 
-        def _result(self, delta: dict[str, Any] | None) -> Any:
-            if delta is None:
-                return api.StreamingParseResult()
-            calls = []
-            for call in delta.get("tool_calls", ()):
-                function = call["function"]
-                if "name" in function:
-                    calls.append(
-                        api.ToolCallItem(tool_index=call["index"], name=function["name"], parameters="")
-                    )
-                if function.get("arguments"):
-                    calls.append(
-                        api.ToolCallItem(tool_index=call["index"], name=None, parameters=function["arguments"])
-                    )
-            return api.StreamingParseResult(normal_text=delta.get("content", ""), calls=calls)
-
-        def parse_streaming_increment(self, new_text: str, tools: Any) -> Any:
-            stream = self._stream
-            if stream is None:
-                stream = self._stream = ServerStream(family, _AS_TEXT, tools, names=_declared(tools))
-            return self._result(stream.feed(new_text))
-
-        def finish(self, tools: Any) -> Any:
-            stream, self._stream = self._stream, None
-            if stream is None:
-                return api.StreamingParseResult()
-            return self._result(stream.finish())
-
-        def supports_structural_tag(self) -> bool:
-            # idiolect has no marker list of the family to build the tag from yet.
-            return False
-
-        def structure_info(self) -> Any:
-            raise NotImplementedError(
-                f"idiolect-{family} builds no structural tag (supports_structural_tag is False)"
+    def detect_and_parse(self, text: str, tools: Any) -> Any:
+        names = _declared(tools)
+        message = server_message(self.family, text, _AS_TEXT, tools, names=names)
+        positions = {name: i for i, name in enumerate(map(_tool_name, tools or ()))}
+        calls = [
+            self._api.ToolCallItem(
+                tool_index=positions.get(call["function"]["name"], -1),
+                name=call["function"]["name"],
+                parameters=call["function"]["arguments"],
             )
+            for call in message["tool_calls"]
+        ]
+        return self._api.StreamingParseResult(normal_text=message["content"] or "", calls=calls)
 
-    Detector.__name__ = Detector.__qualname__ = _class_name(family, "Detector")
-    Detector.family = family  # type: ignore[attr-defined]
-    return Detector
+    def _result(self, delta: dict[str, Any] | None) -> Any:
+        if delta is None:
+            return self._api.StreamingParseResult()
+        calls = []
+        for call in delta.get("tool_calls", ()):
+            function = call["function"]
+            if "name" in function:
+                calls.append(
+                    self._api.ToolCallItem(tool_index=call["index"], name=function["name"], parameters="")
+                )
+            if function.get("arguments"):
+                calls.append(
+                    self._api.ToolCallItem(tool_index=call["index"], name=None, parameters=function["arguments"])
+                )
+        return self._api.StreamingParseResult(normal_text=delta.get("content", ""), calls=calls)
+
+    def parse_streaming_increment(self, new_text: str, tools: Any) -> Any:
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = ServerStream(self.family, _AS_TEXT, tools, names=_declared(tools))
+        return self._result(stream.feed(new_text))
+
+    def finish(self, tools: Any) -> Any:
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return self._api.StreamingParseResult()
+        return self._result(stream.finish())
+
+    def supports_structural_tag(self) -> bool:
+        # idiolect has no marker list of the family to build the tag from yet.
+        return False
+
+    def structure_info(self) -> Any:
+        raise NotImplementedError(
+            f"idiolect-{self.family} builds no structural tag (supports_structural_tag is False)"
+        )
+
+
+class IdiolectReasoningDetector:
+    """The methods of every `idiolect-<family>` reasoning detector (see
+    `reasoning_detector_class`), put before SGLang's `BaseReasoningFormatDetector`:
+    reasoning up to the family's closer (or to the first answer text or call),
+    then the rest verbatim as normal text for the tool-call detector."""
+
+    family: str
+    _api: SimpleNamespace
+    force_reasoning: bool
+    stream_reasoning: bool
+
+    def __init__(
+        self,
+        force_reasoning: bool | None = None,
+        stream_reasoning: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        # force_reasoning: SGLang's word that the template opened reasoning
+        # (True) or did not (False); None (not given) keeps the family's
+        # default (minimax-m2's template opens it).
+        self._start_in_reasoning = force_reasoning
+        opener, closer = reasoning_markers(self.family)[0]
+        super().__init__(  # type: ignore[call-arg]
+            opener, closer, force_reasoning=bool(force_reasoning), stream_reasoning=stream_reasoning
+        )
+        self._split = self._new_split()
+        self._rest_sent = 0
+        self._held_reasoning = ""
+
+    def _new_split(self) -> ReasoningSplit:
+        start = self._start_in_reasoning
+        return ReasoningSplit(self.family, None if start is None else {"start_in_reasoning": start})
+
+    def detect_and_parse(self, text: str) -> Any:
+        split = self._new_split()
+        reasoning = split.feed(text) + split.finish()
+        return self._api.ReasoningResult(normal_text=split.rest(), reasoning_text=reasoning)
+
+    def _answer(self, reasoning: str) -> Any:
+        split = self._split
+        rest = ""
+        if split.ended:
+            whole = split.rest()
+            rest, self._rest_sent = whole[self._rest_sent :], len(whole)
+        if not self.stream_reasoning and not split.ended:
+            self._held_reasoning += reasoning
+            reasoning = ""
+        elif self._held_reasoning:
+            reasoning, self._held_reasoning = self._held_reasoning + reasoning, ""
+        return self._api.ReasoningResult(normal_text=rest, reasoning_text=reasoning)
+
+    def parse_streaming_increment(self, new_text: str) -> Any:
+        if self._split.ended:
+            # Past the reasoning: the text is the tool detector's as it comes.
+            return self._api.ReasoningResult(normal_text=new_text)
+        return self._answer(self._split.feed(new_text))
+
+    def finish(self) -> Any:
+        reasoning = self._split.finish()
+        if not self._split.ended:
+            reasoning, self._held_reasoning = self._held_reasoning + reasoning, ""
+        return self._answer(reasoning)
+
+
+def tool_detector_class(api: SimpleNamespace, family: str) -> type:
+    """The SGLang tool-call detector of `family`: `IdiolectDetector` on
+    `api.BaseFormatDetector`."""
+    namespace = {"family": family, "_api": api, "__module__": __name__}
+    return type(_class_name(family, "Detector"), (IdiolectDetector, api.BaseFormatDetector), namespace)
 
 
 def reasoning_detector_class(api: SimpleNamespace, family: str) -> type:
-    """The SGLang reasoning detector of `family`: reasoning up to the family's
-    closer (or to the first answer text or call), then the rest verbatim as normal
-    text for the tool-call detector."""
-    opener, closer = reasoning_markers(family)[0]
-
-    class Detector(api.BaseReasoningFormatDetector):  # type: ignore[name-defined, misc]
-        def __init__(
-            self,
-            force_reasoning: bool | None = None,
-            stream_reasoning: bool = True,
-            **kwargs: Any,
-        ) -> None:
-            # force_reasoning: SGLang's word that the template opened reasoning
-            # (True) or did not (False); None (not given) keeps the family's
-            # default (minimax-m2's template opens it).
-            self._start_in_reasoning = force_reasoning
-            super().__init__(
-                opener, closer, force_reasoning=bool(force_reasoning), stream_reasoning=stream_reasoning
-            )
-            self._split = self._new_split()
-            self._rest_sent = 0
-            self._held_reasoning = ""
-
-        def _new_split(self) -> ReasoningSplit:
-            start = self._start_in_reasoning
-            return ReasoningSplit(family, None if start is None else {"start_in_reasoning": start})
-
-        def detect_and_parse(self, text: str) -> Any:
-            split = self._new_split()
-            reasoning = split.feed(text) + split.finish()
-            return api.ReasoningResult(normal_text=split.rest(), reasoning_text=reasoning)
-
-        def _answer(self, reasoning: str) -> Any:
-            split = self._split
-            rest = ""
-            if split.ended:
-                whole = split.rest()
-                rest, self._rest_sent = whole[self._rest_sent :], len(whole)
-            if not self.stream_reasoning and not split.ended:
-                self._held_reasoning += reasoning
-                reasoning = ""
-            elif self._held_reasoning:
-                reasoning, self._held_reasoning = self._held_reasoning + reasoning, ""
-            return api.ReasoningResult(normal_text=rest, reasoning_text=reasoning)
-
-        def parse_streaming_increment(self, new_text: str) -> Any:
-            return self._answer(self._split.feed(new_text))
-
-        def finish(self) -> Any:
-            reasoning = self._split.finish()
-            if not self._split.ended:
-                reasoning, self._held_reasoning = self._held_reasoning + reasoning, ""
-            return self._answer(reasoning)
-
-    Detector.__name__ = Detector.__qualname__ = _class_name(family, "ReasoningDetector")
-    Detector.family = family  # type: ignore[attr-defined]
-    return Detector
+    """The SGLang reasoning detector of `family`: `IdiolectReasoningDetector` on
+    `api.BaseReasoningFormatDetector`."""
+    namespace = {"family": family, "_api": api, "__module__": __name__}
+    return type(
+        _class_name(family, "ReasoningDetector"),
+        (IdiolectReasoningDetector, api.BaseReasoningFormatDetector),
+        namespace,
+    )
 
 
 def _class_name(family: str, kind: str) -> str:

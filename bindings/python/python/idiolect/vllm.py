@@ -37,9 +37,18 @@ from idiolect._servers import (
     token_markers,
     tools_option,
 )
-from idiolect._native import reasoning_markers
+from idiolect import reasoning_markers
 
-__all__ = ["register", "load_api", "tool_parser_names", "reasoning_parser_names"]
+__all__ = [
+    "IdiolectReasoningParser",
+    "IdiolectToolParser",
+    "load_api",
+    "reasoning_parser_class",
+    "reasoning_parser_names",
+    "register",
+    "tool_parser_class",
+    "tool_parser_names",
+]
 
 # Where each name lived in the releases read (0.33 first; older paths after).
 _PATHS = {
@@ -158,190 +167,202 @@ def _delta_message(api: SimpleNamespace, delta: dict[str, Any] | None) -> Any:
     )
 
 
-def tool_parser_class(api: SimpleNamespace, family: str) -> type:
-    """The vLLM tool parser of `family`, a subclass of `api.ToolParser`."""
+class IdiolectToolParser:
+    """The methods of every `idiolect-<family>` tool parser; `tool_parser_class`
+    puts them before vLLM's `ToolParser` in a class per family."""
 
-    class ToolParser(api.ToolParser):  # type: ignore[name-defined, misc]
-        # The JSON that vLLM's constrained decoding writes for tool_choice
-        # "required" or a named tool is parsed by vLLM itself.
-        supports_required_and_named = True
-        # Fed each step's new text; finish_streaming() at the end.
-        engine_based_streaming = True
-        # vLLM sets this when no reasoning parser runs: reasoning markup is then
-        # plain content, as with vLLM's own parsers.
-        skip_reasoning_parsing = False
+    family: str
+    _api: SimpleNamespace
 
-        def __init__(self, tokenizer: Any, tools: Any = None, *args: Any, **kwargs: Any) -> None:
-            super().__init__(tokenizer, tools)
-            self._tools = tools_option(tools)
-            self._stream: ServerStream | None = None
+    # The JSON that vLLM's constrained decoding writes for tool_choice
+    # "required" or a named tool is parsed by vLLM itself.
+    supports_required_and_named = True
+    # Fed each step's new text; finish_streaming() at the end.
+    engine_based_streaming = True
+    # vLLM sets this when no reasoning parser runs: reasoning markup is then
+    # plain content, as with vLLM's own parsers.
+    skip_reasoning_parsing = False
 
-        def _request_tools(self, request: Any) -> list[dict[str, Any]]:
-            return self._tools or tools_option(getattr(request, "tools", None))
+    def __init__(self, tokenizer: Any, tools: Any = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools)  # type: ignore[call-arg]
+        self._tools = tools_option(tools)
+        self._stream: ServerStream | None = None
 
-        def adjust_request(self, request: Any) -> Any:
-            request = super().adjust_request(request)
-            # A family whose markers are special tokens would read nothing if
-            # vLLM deleted them from the text.
-            if getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none":
-                if hasattr(request, "skip_special_tokens"):
-                    request.skip_special_tokens = False
-            return request
+    def _request_tools(self, request: Any) -> list[dict[str, Any]]:
+        return self._tools or tools_option(getattr(request, "tools", None))
 
-        def _options(self) -> dict[str, Any]:
-            # The tool phase begins after any reasoning the reasoning parser took.
-            options: dict[str, Any] = {"start_in_reasoning": False}
-            if self.skip_reasoning_parsing:
-                options["reasoning_markers"] = []
-            return options
+    def adjust_request(self, request: Any) -> Any:
+        request = super().adjust_request(request)  # type: ignore[misc]
+        # A family whose markers are special tokens would read nothing if
+        # vLLM deleted them from the text.
+        if getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none":
+            if hasattr(request, "skip_special_tokens"):
+                request.skip_special_tokens = False
+        return request
 
-        def extract_tool_calls(self, model_output: str, request: Any) -> Any:
-            message = server_message(
-                family,
-                model_output,
-                self._options(),
-                self._request_tools(request),
-                api.make_tool_call_id,
+    def _options(self) -> dict[str, Any]:
+        # The tool phase begins after any reasoning the reasoning parser took.
+        options: dict[str, Any] = {"start_in_reasoning": False}
+        if self.skip_reasoning_parsing:
+            options["reasoning_markers"] = []
+        return options
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> Any:
+        message = server_message(
+            self.family,
+            model_output,
+            self._options(),
+            self._request_tools(request),
+            self._api.make_tool_call_id,
+        )
+        calls = [
+            self._api.ToolCall(
+                id=call["id"],
+                type="function",
+                function=self._api.FunctionCall(
+                    name=call["function"]["name"], arguments=call["function"]["arguments"]
+                ),
             )
-            calls = [
-                api.ToolCall(
-                    id=call["id"],
-                    type="function",
-                    function=api.FunctionCall(
-                        name=call["function"]["name"], arguments=call["function"]["arguments"]
-                    ),
-                )
-                for call in message["tool_calls"]
-            ]
-            return api.ExtractedToolCallInformation(
-                tools_called=bool(calls), tool_calls=calls, content=message["content"]
+            for call in message["tool_calls"]
+        ]
+        return self._api.ExtractedToolCallInformation(
+            tools_called=bool(calls), tool_calls=calls, content=message["content"]
+        )
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> Any:
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = ServerStream(
+                self.family, self._options(), self._request_tools(request), self._api.make_tool_call_id
             )
+        return _delta_message(self._api, stream.feed(delta_text))
 
-        def extract_tool_calls_streaming(
-            self,
-            previous_text: str,
-            current_text: str,
-            delta_text: str,
-            previous_token_ids: Sequence[int],
-            current_token_ids: Sequence[int],
-            delta_token_ids: Sequence[int],
-            request: Any,
-        ) -> Any:
-            stream = self._stream
-            if stream is None:
-                stream = self._stream = ServerStream(
-                    family, self._options(), self._request_tools(request), api.make_tool_call_id
-                )
-            return _delta_message(api, stream.feed(delta_text))
-
-        def finish_streaming(self) -> Any:
-            stream, self._stream = self._stream, None
-            if stream is None:
-                return None
-            return _delta_message(api, stream.finish())
-
-    ToolParser.__name__ = ToolParser.__qualname__ = _class_name(family, "ToolParser")
-    ToolParser.family = family  # type: ignore[attr-defined]
-    return ToolParser
+    def finish_streaming(self) -> Any:
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return None
+        return _delta_message(self._api, stream.finish())
 
 
-def reasoning_parser_class(api: SimpleNamespace, family: str) -> type:
-    """The vLLM reasoning parser of `family`, a subclass of `api.ReasoningParser`.
+class IdiolectReasoningParser:
+    """The methods of every `idiolect-<family>` reasoning parser (see
+    `reasoning_parser_class`), put before vLLM's `ReasoningParser`.
 
     Reasoning ends at the family's closer, or where answer text or a call begins
     when the output opened none; the text after it goes to the tool parser
     verbatim. The token-id methods read the family's markers through the
     tokenizer's vocabulary (one token each, or what the tokenizer encodes them to).
     """
-    pairs = reasoning_markers(family)
 
-    class ReasoningParser(api.ReasoningParser):  # type: ignore[name-defined, misc]
-        engine_based_streaming = True
+    family: str
+    _api: SimpleNamespace
 
-        def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
-            super().__init__(tokenizer, *args, **kwargs)
-            self._openers, self._closers = token_markers(tokenizer, family)
-            # Whether the prompt ended inside reasoning; None until a prompt is seen
-            # (then the family's default holds).
-            self._start_in_reasoning: bool | None = None
-            self._split: ReasoningSplit | None = None
-            self._rest_sent = False
+    engine_based_streaming = True
 
-        @property
-        def reasoning_start_str(self) -> str | None:
-            return pairs[0][0]
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)  # type: ignore[call-arg]
+        self._openers, self._closers = token_markers(tokenizer, self.family)
+        # Whether the prompt ended inside reasoning; None until a prompt is seen
+        # (then the family's default holds).
+        self._start_in_reasoning: bool | None = None
+        self._split: ReasoningSplit | None = None
+        self._rest_sent = False
 
-        @property
-        def reasoning_end_str(self) -> str | None:
-            return pairs[0][1]
+    @property
+    def reasoning_start_str(self) -> str | None:
+        return reasoning_markers(self.family)[0][0]
 
-        def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-            ids = list(input_ids)
-            end = last_at(ids, self._closers)
-            return end >= 0 and end > last_at(ids, self._openers)
+    @property
+    def reasoning_end_str(self) -> str | None:
+        return reasoning_markers(self.family)[0][1]
 
-        def extract_content_ids(self, input_ids: list[int]) -> list[int]:
-            end = last_at(list(input_ids), self._closers)
-            return list(input_ids[end:]) if end >= 0 else []
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        ids = list(input_ids)
+        end = last_at(ids, self._closers)
+        return end >= 0 and end > last_at(ids, self._openers)
 
-        def _prompt(self, prompt_token_ids: Sequence[int]) -> None:
-            # The template ended the prompt inside reasoning (an opener after the
-            # last closer): the output starts in it.
-            ids = list(prompt_token_ids)
-            opener = last_at(ids, self._openers)
-            self._start_in_reasoning = opener >= 0 and opener > last_at(ids, self._closers)
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        end = last_at(list(input_ids), self._closers)
+        return list(input_ids[end:]) if end >= 0 else []
 
-        def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
-            self._prompt(prompt_token_ids)
+    def _prompt(self, prompt_token_ids: Sequence[int]) -> None:
+        # The template ended the prompt inside reasoning (an opener after the
+        # last closer): the output starts in it.
+        ids = list(prompt_token_ids)
+        opener = last_at(ids, self._openers)
+        self._start_in_reasoning = opener >= 0 and opener > last_at(ids, self._closers)
 
-        def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
-            self._prompt(prompt_token_ids)
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        self._prompt(prompt_token_ids)
 
-        def _new_split(self) -> ReasoningSplit:
-            start = self._start_in_reasoning
-            return ReasoningSplit(family, None if start is None else {"start_in_reasoning": start})
+    def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
+        self._prompt(prompt_token_ids)
 
-        def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
-            split = self._new_split()
-            reasoning = split.feed(model_output) + split.finish()
-            return reasoning or None, split.rest() or None
+    def _new_split(self) -> ReasoningSplit:
+        start = self._start_in_reasoning
+        return ReasoningSplit(self.family, None if start is None else {"start_in_reasoning": start})
 
-        def extract_reasoning_streaming(
-            self,
-            previous_text: str,
-            current_text: str,
-            delta_text: str,
-            previous_token_ids: Sequence[int],
-            current_token_ids: Sequence[int],
-            delta_token_ids: Sequence[int],
-        ) -> Any:
-            split = self._split
-            if split is None:
-                split = self._split = self._new_split()
-            reasoning = split.feed(delta_text)
-            return _build(api.DeltaMessage, reasoning=reasoning) if reasoning else None
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        split = self._new_split()
+        reasoning = split.feed(model_output) + split.finish()
+        return reasoning or None, split.rest() or None
 
-        def has_engine_confirmed_reasoning_end(self) -> bool:
-            return self._split is not None and self._split.ended
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+    ) -> Any:
+        split = self._split
+        if split is None:
+            split = self._split = self._new_split()
+        reasoning = split.feed(delta_text)
+        return _build(self._api.DeltaMessage, reasoning=reasoning) if reasoning else None
 
-        def finish_streaming(self) -> Any:
-            # Called when the reasoning ended (the rest is handed to the tool
-            # phase as content) or when the output ended inside it.
-            split = self._split
-            if split is None or self._rest_sent:
-                return None
-            reasoning = split.finish()
-            content = None
-            if split.ended:
-                self._rest_sent = True
-                content = split.rest() or None
-            if not reasoning and content is None:
-                return None
-            return _build(api.DeltaMessage, reasoning=reasoning or None, content=content)
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        return self._split is not None and self._split.ended
 
-    ReasoningParser.__name__ = ReasoningParser.__qualname__ = _class_name(family, "ReasoningParser")
-    ReasoningParser.family = family  # type: ignore[attr-defined]
-    return ReasoningParser
+    def finish_streaming(self) -> Any:
+        # Called when the reasoning ended (the rest is handed to the tool
+        # phase as content) or when the output ended inside it.
+        split = self._split
+        if split is None or self._rest_sent:
+            return None
+        reasoning = split.finish()
+        content = None
+        if split.ended:
+            self._rest_sent = True
+            content = split.rest() or None
+        if not reasoning and content is None:
+            return None
+        return _build(self._api.DeltaMessage, reasoning=reasoning or None, content=content)
+
+
+def tool_parser_class(api: SimpleNamespace, family: str) -> type:
+    """The vLLM tool parser of `family`: `IdiolectToolParser` on `api.ToolParser`."""
+    namespace = {"family": family, "_api": api, "__module__": __name__}
+    return type(_class_name(family, "ToolParser"), (IdiolectToolParser, api.ToolParser), namespace)
+
+
+def reasoning_parser_class(api: SimpleNamespace, family: str) -> type:
+    """The vLLM reasoning parser of `family`: `IdiolectReasoningParser` on
+    `api.ReasoningParser`."""
+    namespace = {"family": family, "_api": api, "__module__": __name__}
+    return type(
+        _class_name(family, "ReasoningParser"), (IdiolectReasoningParser, api.ReasoningParser), namespace
+    )
 
 
 def register(api: SimpleNamespace | None = None) -> dict[str, tuple[type, type | None]]:
