@@ -229,3 +229,20 @@ def test_reasoning_token_ids_come_from_the_vocabulary():
         assert not parser.is_reasoning_end(ids[: len(ids) - len("done") - 2])
         assert tokenizer.decode(parser._extract_content_ids(ids)) == "done"
         assert not parser.is_reasoning_end(tokenizer.encode("<think>plan", add_special_tokens=False))
+
+
+def test_responses_function_tools_type_the_arguments_too(tokenizer):
+    # The Responses API's tools are flat (`FunctionTool(type, name, parameters)`).
+    from openai.types.responses import FunctionTool
+
+    from idiolect._servers import tools_option
+
+    parameters = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tools = [FunctionTool(type="function", name="f", parameters=parameters, strict=True)]
+    assert tools_option(tools) == [{"name": "f", "parameters": parameters}]
+    parser = ParserManager.get_parser(
+        tool_parser_name="idiolect-qwen3-coder", enable_auto_tools=True, tokenizer=tokenizer
+    )(tokenizer, tools)
+    text = "<tool_call>\n<function=f>\n<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>"
+    info = parser.tool_parser.extract_tool_calls(text, request_for(SERVABLE[0]))
+    assert [c.function.arguments for c in info.tool_calls] == ['{"n":7}']
