@@ -252,6 +252,38 @@ fn parse_many<'py>(
     PyList::new(py, documents)
 }
 
+/// The reasoning markers a field family reads with `options`: one `(opener,
+/// closer)` pair per accepted spelling (`options["reasoning_markers"]`, else the
+/// family's default, read from its options schema), in the order given. Servers
+/// map them to token ids (a reasoning parser's end check).
+#[pyfunction]
+#[pyo3(signature = (family, options=None))]
+fn reasoning_markers(
+    family: &str,
+    options: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<(&'static str, &'static str)>> {
+    if !idiolect::field::is_family(family) {
+        return Err(PyValueError::new_err(format!(
+            "reasoning markers need a field family ({}), not {family:?}",
+            idiolect::field::FAMILIES.join(", ")
+        )));
+    }
+    let found = find(family)?;
+    let options = options_value(options)?;
+    drop(open(found, &options, false)?);
+    let given = match options.get("reasoning_markers") {
+        Some(given) => given.clone(),
+        None => (found.schemas)()
+            .options
+            .pointer("/properties/reasoning_markers/default")
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new())),
+    };
+    let spellings: Vec<idiolect::field::reasoning::Spelling> = serde_json::from_value(given)
+        .map_err(|e| OptionsError::new_err(format!("invalid {family} options: {e}")))?;
+    Ok(spellings.iter().map(|s| (s.opener(), s.closer())).collect())
+}
+
 /// Renders `value` into the dialect's text, as `idiolect render DIALECT [WHAT]`.
 #[pyfunction]
 #[pyo3(signature = (dialect, what, value, options=None))]
@@ -286,6 +318,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_function(wrap_pyfunction!(reasoning_markers, m)?)?;
     m.add_function(wrap_pyfunction!(_kept_arenas, m)?)?;
     m.add("KEEP_ARENA_BYTES", arenas::KEEP_BYTES)?;
     m.add_class::<parser::Parser>()?;

@@ -19,6 +19,7 @@ from idiolect._native import (
     dialects,
     parse,
     parse_many,
+    reasoning_markers,
     render,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "dialects",
     "parse",
     "parse_many",
+    "reasoning_markers",
     "render",
 ]
 

@@ -16,6 +16,7 @@ __all__ = [
     "dialects",
     "parse",
     "parse_many",
+    "reasoning_markers",
     "render",
 ]
 
@@ -56,6 +57,14 @@ def parse_many(
     """Parses many documents on `threads` threads in all, the calling thread among
     them (default: every core), parsing without the GIL; returns the documents in the
     order of `texts`."""
+
+def reasoning_markers(
+    family: str,
+    options: dict[str, _JSON] | None = None,
+) -> list[tuple[str, str]]:
+    """The reasoning markers field family `family` reads with `options`: one
+    `(opener, closer)` pair per accepted spelling (`reasoning_markers` of the
+    options, else the family's default)."""
 
 def render(
     dialect: str,
