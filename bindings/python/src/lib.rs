@@ -265,7 +265,9 @@ fn reasoning_markers(
     if !idiolect::field::is_family(family) {
         return Err(PyValueError::new_err(format!(
             "reasoning markers need a field family ({}), not {family:?}",
-            idiolect::field::FAMILIES.join(", ")
+            idiolect::field::families::names()
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
     let found = find(family)?;
@@ -273,7 +275,8 @@ fn reasoning_markers(
     drop(open(found, &options, false)?);
     let given = match options.get("reasoning_markers") {
         Some(given) => given.clone(),
-        None => (found.schemas)()
+        None => found
+            .schemas()
             .options
             .pointer("/properties/reasoning_markers/default")
             .cloned()
