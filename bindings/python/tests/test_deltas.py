@@ -37,6 +37,7 @@ FAMILIES = [
     "kimi-k2",
     "minimax-m2",
     "glm",
+    "seed-oss",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
