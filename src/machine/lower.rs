@@ -145,14 +145,12 @@ pub(crate) fn lower(rules: Vec<Rule>) -> Result<Vec<OptimizedRule>, CompileError
         } else {
             expr
         };
-        let (expr, _) = budget.write_out(expr)?;
-        let expr = if ty == RuleType::Atomic {
-            join_literals(expr)
-        } else {
-            expr
-        };
-        let expr = factor(expr, ty);
-        let expr = fold_lists(expr);
+        let (mut expr, ..) = budget.write_out(expr)?;
+        if ty == RuleType::Atomic {
+            join_literals(&mut expr);
+        }
+        factor(&mut expr, ty);
+        fold_lists(&mut expr);
         lowered.push(OptimizedRule { name, ty, expr });
     }
     Ok(lowered)
@@ -314,10 +312,10 @@ impl Budget {
         Ok(())
     }
 
-    /// `expr` with its repetitions written out as pest's parser runs them, and how
-    /// deep it nests.
-    fn write_out(&mut self, expr: Expr) -> Result<(Lowered, usize), CompileError> {
-        let leaf = |budget: &mut Self, e: Lowered| budget.take(1, 1).map(|()| (e, 1));
+    /// `expr` with its repetitions written out as pest's parser runs them, how deep
+    /// it nests and how many nodes it has.
+    fn write_out(&mut self, expr: Expr) -> Result<Written, CompileError> {
+        let leaf = |budget: &mut Self, e: Lowered| budget.take(1, 1).map(|()| (e, 1, 1));
         match expr {
             Expr::Str(s) => leaf(self, Lowered::Str(s)),
             Expr::Insens(s) => leaf(self, Lowered::Insens(s)),
@@ -356,22 +354,22 @@ impl Budget {
         a: Expr,
         b: Expr,
         wrap: fn(Box<Lowered>, Box<Lowered>) -> Lowered,
-    ) -> Result<(Lowered, usize), CompileError> {
-        let (a, da) = self.write_out(a)?;
-        let (b, db) = self.write_out(b)?;
+    ) -> Result<Written, CompileError> {
+        let (a, da, na) = self.write_out(a)?;
+        let (b, db, nb) = self.write_out(b)?;
         let depth = 1 + da.max(db);
         self.take(1, depth)?;
-        Ok((wrap(Box::new(a), Box::new(b)), depth))
+        Ok((wrap(Box::new(a), Box::new(b)), depth, 1 + na + nb))
     }
 
     fn unary(
         &mut self,
         e: Expr,
         wrap: fn(Box<Lowered>) -> Lowered,
-    ) -> Result<(Lowered, usize), CompileError> {
-        let (e, d) = self.write_out(e)?;
+    ) -> Result<Written, CompileError> {
+        let (e, d, n) = self.write_out(e)?;
         self.take(1, d + 1)?;
-        Ok((wrap(Box::new(e)), d + 1))
+        Ok((wrap(Box::new(e)), d + 1, n + 1))
     }
 
     /// `e` written `required` times, then `e?` up to `max` times in all, or `e*`
@@ -381,9 +379,8 @@ impl Budget {
         e: Expr,
         required: u32,
         max: Option<u32>,
-    ) -> Result<(Lowered, usize), CompileError> {
-        let (e, d) = self.write_out(e)?;
-        let size = nodes(&e);
+    ) -> Result<Written, CompileError> {
+        let (e, d, size) = self.write_out(e)?;
         let required = required as usize;
         let optional = max.map_or(0, |m| m as usize - required);
         let tail = usize::from(max.is_none());
@@ -416,107 +413,105 @@ impl Budget {
         while let Some(part) = chain.pop() {
             expr = Lowered::Seq(Box::new(part), Box::new(expr));
         }
-        Ok((expr, (parts - 1) + wrapped))
+        Ok((expr, (parts - 1) + wrapped, size + extra))
     }
 }
 
-/// How many nodes `expr` has.
-fn nodes(expr: &Lowered) -> usize {
+/// A written-out expression, how deep it nests and how many nodes it has.
+type Written = (Lowered, usize, usize);
+
+/// Applies `f` to each child of `expr`, in place.
+fn children(expr: &mut Lowered, mut f: impl FnMut(&mut Lowered)) {
     match expr {
         Lowered::PosPred(e)
         | Lowered::NegPred(e)
         | Lowered::Opt(e)
         | Lowered::Rep(e)
-        | Lowered::Push(e)
-        | Lowered::RestoreOnErr(e) => 1 + nodes(e),
-        Lowered::Seq(a, b) | Lowered::Choice(a, b) => 1 + nodes(a) + nodes(b),
-        _ => 1,
+        | Lowered::Push(e) => f(e),
+        Lowered::Seq(a, b) | Lowered::Choice(a, b) => {
+            f(a);
+            f(b);
+        }
+        _ => {}
     }
 }
 
-/// Applies `f` to each child of `expr`.
-fn children(expr: Lowered, mut f: impl FnMut(Lowered) -> Lowered) -> Lowered {
-    let mut one = |e: Box<Lowered>| Box::new(f(*e));
-    match expr {
-        Lowered::PosPred(e) => Lowered::PosPred(one(e)),
-        Lowered::NegPred(e) => Lowered::NegPred(one(e)),
-        Lowered::Opt(e) => Lowered::Opt(one(e)),
-        Lowered::Rep(e) => Lowered::Rep(one(e)),
-        Lowered::Push(e) => Lowered::Push(one(e)),
-        Lowered::Seq(a, b) => {
-            let a = one(a);
-            Lowered::Seq(a, one(b))
-        }
-        Lowered::Choice(a, b) => {
-            let a = one(a);
-            Lowered::Choice(a, one(b))
-        }
-        other => other,
-    }
+/// Takes `expr` out of its place, leaving an empty literal (which allocates nothing)
+/// to be overwritten.
+fn take(expr: &mut Lowered) -> Lowered {
+    std::mem::replace(expr, Lowered::Str(String::new()))
 }
 
 /// In an atomic rule, `"a" ~ "b"` is `"ab"` (and so for `^"…"`), innermost first.
-fn join_literals(expr: Lowered) -> Lowered {
-    match children(expr, join_literals) {
-        Lowered::Seq(a, b) => match (*a, *b) {
-            (Lowered::Str(a), Lowered::Str(b)) => Lowered::Str(a + &b),
-            (Lowered::Insens(a), Lowered::Insens(b)) => Lowered::Insens(a + &b),
-            (a, b) => Lowered::Seq(Box::new(a), Box::new(b)),
-        },
-        other => other,
+fn join_literals(expr: &mut Lowered) {
+    children(expr, join_literals);
+    if let Lowered::Seq(a, b) = expr {
+        let joined = match (&mut **a, &**b) {
+            (Lowered::Str(a), Lowered::Str(b)) => Lowered::Str(std::mem::take(a) + b),
+            (Lowered::Insens(a), Lowered::Insens(b)) => Lowered::Insens(std::mem::take(a) + b),
+            _ => return,
+        };
+        *expr = joined;
     }
 }
 
 /// Choices whose alternatives start alike, outermost first: `a ~ b | a ~ c` is
 /// `a ~ (b | c)`; `a | a ~ b` is `a` (the second cannot match where the first did
 /// not); in atomic and compound-atomic rules, `a ~ b | a` is `a ~ b?`.
-fn factor(expr: Lowered, ty: RuleType) -> Lowered {
-    let expr = match expr {
-        Lowered::Choice(left, right) => match (*left, *right) {
-            (Lowered::Seq(a, b), Lowered::Seq(c, d)) => {
-                if a == c {
-                    Lowered::Seq(a, Box::new(Lowered::Choice(b, d)))
-                } else {
-                    Lowered::Choice(Box::new(Lowered::Seq(a, b)), Box::new(Lowered::Seq(c, d)))
-                }
-            }
-            (Lowered::Seq(a, b), other)
+fn factor(expr: &mut Lowered, ty: RuleType) {
+    /// Which rewrite applies to a choice.
+    enum Rewrite {
+        CommonStart,
+        OptionalRest,
+        First,
+    }
+    if let Lowered::Choice(left, right) = expr {
+        let rewrite = match (&**left, &**right) {
+            (Lowered::Seq(a, _), Lowered::Seq(c, _)) => (a == c).then_some(Rewrite::CommonStart),
+            (Lowered::Seq(a, _), other)
                 if matches!(ty, RuleType::Atomic | RuleType::CompoundAtomic) =>
             {
-                if *a == other {
-                    Lowered::Seq(a, Box::new(Lowered::Opt(b)))
-                } else {
-                    Lowered::Choice(Box::new(Lowered::Seq(a, b)), Box::new(other))
-                }
+                (**a == *other).then_some(Rewrite::OptionalRest)
             }
-            (first, Lowered::Seq(c, d)) => {
-                if first == *c {
-                    first
-                } else {
-                    Lowered::Choice(Box::new(first), Box::new(Lowered::Seq(c, d)))
-                }
+            (first, Lowered::Seq(c, _)) => (*first == **c).then_some(Rewrite::First),
+            _ => None,
+        };
+        if let Some(rewrite) = rewrite {
+            if let Lowered::Choice(left, right) = take(expr) {
+                *expr = match (rewrite, *left, *right) {
+                    (Rewrite::CommonStart, Lowered::Seq(a, b), Lowered::Seq(_, d)) => {
+                        Lowered::Seq(a, Box::new(Lowered::Choice(b, d)))
+                    }
+                    (Rewrite::OptionalRest, Lowered::Seq(a, b), _) => {
+                        Lowered::Seq(a, Box::new(Lowered::Opt(b)))
+                    }
+                    (_, first, _) => first,
+                };
             }
-            (a, b) => Lowered::Choice(Box::new(a), Box::new(b)),
-        },
-        other => other,
-    };
-    children(expr, |e| factor(e, ty))
+        }
+    }
+    children(expr, |e| factor(e, ty));
 }
 
 /// `(a ~ b)* ~ a` is `a ~ (b ~ a)*` (the last `a` is not tried twice), innermost
 /// first.
-fn fold_lists(expr: Lowered) -> Lowered {
-    match children(expr, fold_lists) {
-        Lowered::Seq(first, after) => match *first {
-            Lowered::Rep(body) => match *body {
-                Lowered::Seq(a, b) if *a == *after => {
-                    Lowered::Seq(a, Box::new(Lowered::Rep(Box::new(Lowered::Seq(b, after)))))
-                }
-                body => Lowered::Seq(Box::new(Lowered::Rep(Box::new(body))), after),
-            },
-            first => Lowered::Seq(Box::new(first), after),
-        },
-        other => other,
+fn fold_lists(expr: &mut Lowered) {
+    children(expr, fold_lists);
+    let Lowered::Seq(first, after) = expr else {
+        return;
+    };
+    let Lowered::Rep(body) = &**first else {
+        return;
+    };
+    if !matches!(&**body, Lowered::Seq(a, _) if **a == **after) {
+        return;
+    }
+    if let Lowered::Seq(first, after) = take(expr) {
+        if let Lowered::Rep(body) = *first {
+            if let Lowered::Seq(a, b) = *body {
+                *expr = Lowered::Seq(a, Box::new(Lowered::Rep(Box::new(Lowered::Seq(b, after)))));
+            }
+        }
     }
 }
 
