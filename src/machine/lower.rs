@@ -66,7 +66,8 @@ pub(crate) fn lower_text(grammar: &str) -> Result<Vec<OptimizedRule>, CompileErr
 /// than [`MAX_REFERENCE_PATHS`] rule expansions. The validator's checks (can an
 /// expression fail, can it match nothing, is a rule left-recursive) each follow a
 /// rule's references depth first, skipping only a rule already on the current
-/// path; this walks the same way from every rule, counting, and stops at the bound.
+/// path; this walks the same way from every rule in turn, counting the expansions
+/// of all the walks together, and names the rule whose walk passes the bound.
 fn reference_paths(pairs: Pairs<'_, Meta>) -> Result<(), CompileError> {
     let mut names: Vec<&str> = Vec::new();
     let mut references: Vec<Vec<&str>> = Vec::new();
@@ -96,8 +97,8 @@ fn reference_paths(pairs: Pairs<'_, Meta>) -> Result<(), CompileError> {
             return Err(CompileError::Bound {
                 rule: name.to_string(),
                 what: format!(
-                    "its references reach rules along more than {MAX_REFERENCE_PATHS} paths, \
-                     too many for pest's validator"
+                    "with the rules before it, its references reach rules along more than \
+                     {MAX_REFERENCE_PATHS} paths, too many for pest's validator"
                 ),
             });
         }
