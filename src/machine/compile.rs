@@ -193,6 +193,8 @@ pub(super) struct Compiler<'g> {
     pub(super) queued: HashSet<(usize, Ctx)>,
     /// What the analyses found, per rule (and context).
     pub(super) memo: Memo,
+    /// Per rule: how many nodes its expression has.
+    pub(super) sizes: Vec<usize>,
     /// Calls whose target is a variant not yet placed.
     pub(super) patches: Vec<(usize, (usize, Ctx))>,
     /// The rule being compiled, for error messages.
@@ -314,6 +316,7 @@ fn compile_rules(
         pending: Vec::new(),
         queued: HashSet::new(),
         memo: Memo::default(),
+        sizes: rules.iter().map(|r| expr_size(&r.expr)).collect(),
         patches: Vec::new(),
         current: 0,
         #[cfg(test)]
@@ -535,7 +538,7 @@ impl<'g> Compiler<'g> {
     /// Whether rule `r` is small enough to be inlined where it is used (and has no
     /// nesting bound, which needs a call).
     pub(super) fn inline_candidate(&self, r: usize) -> bool {
-        expr_size(&self.rules[r].expr) <= INLINE_LIMIT && self.slots[r].is_none()
+        self.sizes[r] <= INLINE_LIMIT && self.slots[r].is_none()
     }
 
     /// A rule's match, capture included: inlined when the rule is small, also with
