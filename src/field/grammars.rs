@@ -5,15 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::machine::prebuilt::{self, Op};
-use crate::machine::{compile, compile_optimized, Program};
-
-/// The rules build.rs optimized, per grammar (`None` where the build found the
-/// text did not compile: the run-time compiler then says why).
-mod built {
-    use crate::machine::prebuilt::Op::{self, *};
-    include!(concat!(env!("OUT_DIR"), "/prebuilt_grammars.rs"));
-}
+use crate::machine::{compile, Program};
 
 /// The text of grammar/field-json.pest: the JSON of tool-call arguments, appended to
 /// each JSON-argument field family's grammar.
@@ -28,12 +20,10 @@ pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
 /// The text of grammar/mistral.pest.
 pub const MISTRAL: &str = include_str!("../../grammar/mistral.pest");
 
-/// A field grammar: the files it joins (as build.rs lists them), their texts, and
-/// the rules build.rs optimized from the same texts.
+/// A field grammar: the files it joins and their texts.
 struct Source {
     files: &'static [&'static str],
     texts: &'static [&'static str],
-    built: Option<&'static [Op]>,
 }
 
 impl Source {
@@ -42,13 +32,9 @@ impl Source {
         self.texts.join("\n")
     }
 
-    /// The grammar's program, compiled from the rules build.rs optimized.
+    /// The grammar's program.
     fn compile(&self) -> Program {
-        match self.built {
-            Some(ops) => compile_optimized(prebuilt::rules(ops)),
-            None => compile(&self.text()),
-        }
-        .unwrap_or_else(|e| {
+        compile(&self.text()).unwrap_or_else(|e| {
             panic!(
                 "grammar/{}.pest compiles (tested): {e}",
                 self.files.join(".pest + ")
@@ -57,20 +43,15 @@ impl Source {
     }
 }
 
-/// Every field grammar, by the name build.rs gives it.
+/// Every field grammar, by name.
 fn sources() -> [(&'static str, Source); 11] {
-    let source = |files, texts, built| Source {
-        files,
-        texts,
-        built,
-    };
+    let source = |files, texts| Source { files, texts };
     [
         (
             "DEEPSEEK",
             source(
                 &["deepseek", "field-json", "reasoning"],
                 &[DEEPSEEK, FIELD_JSON, REASONING],
-                built::DEEPSEEK,
             ),
         ),
         (
@@ -78,7 +59,6 @@ fn sources() -> [(&'static str, Source); 11] {
             source(
                 &["harmony", "field-json", "reasoning"],
                 &[HARMONY, FIELD_JSON, REASONING],
-                built::HARMONY,
             ),
         ),
         (
@@ -86,31 +66,21 @@ fn sources() -> [(&'static str, Source); 11] {
             source(
                 &["mistral", "field-json", "reasoning"],
                 &[MISTRAL, FIELD_JSON, REASONING],
-                built::MISTRAL,
             ),
         ),
         (
             "HERMES",
-            source(
-                &["hermes", "reasoning"],
-                &[HERMES, REASONING],
-                built::HERMES,
-            ),
+            source(&["hermes", "reasoning"], &[HERMES, REASONING]),
         ),
         (
             "QWEN3_CODER",
-            source(
-                &["qwen3-coder", "reasoning"],
-                &[QWEN3_CODER, REASONING],
-                built::QWEN3_CODER,
-            ),
+            source(&["qwen3-coder", "reasoning"], &[QWEN3_CODER, REASONING]),
         ),
         (
             "LLAMA3_JSON",
             source(
                 &["llama3-json", "python-call", "field-json", "reasoning"],
                 &[LLAMA3_JSON, PYTHON_CALL, FIELD_JSON, REASONING],
-                built::LLAMA3_JSON,
             ),
         ),
         (
@@ -118,47 +88,25 @@ fn sources() -> [(&'static str, Source); 11] {
             source(
                 &["pythonic", "python-call", "field-json", "reasoning"],
                 &[PYTHONIC, PYTHON_CALL, FIELD_JSON, REASONING],
-                built::PYTHONIC,
             ),
         ),
-        (
-            "REASONING",
-            source(&["reasoning"], &[REASONING], built::REASONING),
-        ),
+        ("REASONING", source(&["reasoning"], &[REASONING])),
         (
             "KIMI_K2",
             source(
                 &["kimi-k2", "field-json", "reasoning"],
                 &[KIMI_K2, FIELD_JSON, REASONING],
-                built::KIMI_K2,
             ),
         ),
         (
             "MINIMAX_M2",
-            source(
-                &["minimax-m2", "reasoning"],
-                &[MINIMAX_M2, REASONING],
-                built::MINIMAX_M2,
-            ),
+            source(&["minimax-m2", "reasoning"], &[MINIMAX_M2, REASONING]),
         ),
-        (
-            "GLM",
-            source(&["glm", "reasoning"], &[GLM, REASONING], built::GLM),
-        ),
+        ("GLM", source(&["glm", "reasoning"], &[GLM, REASONING])),
     ]
 }
 
-/// The rules build.rs optimized from exactly `text` (a family's grammar with the
-/// grammars the engine appends to it, joined as build.rs joins them), if it did:
-/// the engine then compiles them without running pest's optimizer again.
-pub(crate) fn prebuilt_rules(text: &str) -> Option<Vec<pest_meta::optimizer::OptimizedRule>> {
-    sources()
-        .into_iter()
-        .find(|(_, source)| source.text() == text)
-        .and_then(|(_, source)| source.built.map(prebuilt::rules))
-}
-
-/// The program of the field grammar build.rs calls `name`.
+/// The program of the field grammar called `name`.
 fn program(name: &str) -> Program {
     let (_, source) = sources()
         .into_iter()
@@ -269,24 +217,4 @@ pub const GLM: &str = include_str!("../../grammar/glm.pest");
 pub fn glm() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| program("GLM"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What build.rs optimized is what pest_meta gives for the texts the crate
-    /// joins at run time: the same files, in the same order, so the programs are
-    /// the same as compiled from the text.
-    #[test]
-    fn prebuilt_rules_equal_pest_metas_for_the_same_text() {
-        for (name, source) in sources() {
-            let (_, expected) = pest_meta::parse_and_optimize(&source.text())
-                .unwrap_or_else(|_| panic!("{name} compiles"));
-            let built = source
-                .built
-                .unwrap_or_else(|| panic!("build.rs optimized {name}"));
-            assert_eq!(prebuilt::rules(built), expected, "{name}");
-        }
-    }
 }

@@ -3,6 +3,13 @@
 //! it), and the analyses that drive the optimizations (the class of characters a
 //! single-character expression matches, the bytes an expression can start with,
 //! whether it can match nothing).
+//!
+//! What an analysis finds for a rule (and a context) is remembered for the rest of
+//! the compile: without that, a grammar whose rules each name the one before twice
+//! took time exponential in their number.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use pest_meta::ast::RuleType;
 use pest_meta::optimizer::OptimizedExpr as Expr;
@@ -12,7 +19,67 @@ use super::charset::{ByteSet, Class};
 use super::compile::Miscompile;
 use super::compile::{Atomicity, Compiler, Ctx, BUILTIN_CLASSES};
 
+/// The analyses' findings per rule, or per rule and context.
+#[derive(Default)]
+pub(super) struct Memo {
+    nullable: RefCell<HashMap<usize, bool>>,
+    class: RefCell<HashMap<(usize, Ctx), Option<Class>>>,
+    first: RefCell<HashMap<(usize, Ctx), Option<ByteSet>>>,
+    lead: RefCell<HashMap<(usize, Ctx), Option<ByteSet>>>,
+    expanded: RefCell<HashMap<usize, usize>>,
+}
+
+/// What `table` holds for `key`, or what `compute` finds (then remembered).
+fn remembered<K: std::hash::Hash + Eq + Copy, V: Clone>(
+    table: &RefCell<HashMap<K, V>>,
+    key: K,
+    compute: impl FnOnce() -> V,
+) -> V {
+    if let Some(found) = table.borrow().get(&key) {
+        return found.clone();
+    }
+    let found = compute();
+    table.borrow_mut().insert(key, found.clone());
+    found
+}
+
 impl Compiler<'_> {
+    /// How many nodes rule `r` emits where it is inlined, with the small rules it
+    /// references inlined in turn (a reference back into a rule being expanded
+    /// counts one, as the call it compiles to).
+    pub(super) fn expanded_size(&self, r: usize, expanding: &mut Vec<usize>) -> usize {
+        if expanding.contains(&r) {
+            return 1;
+        }
+        if let Some(&n) = self.memo.expanded.borrow().get(&r) {
+            return n;
+        }
+        expanding.push(r);
+        let n = self.expanded_expr(&self.rules[r].expr, expanding);
+        expanding.pop();
+        self.memo.expanded.borrow_mut().insert(r, n);
+        n
+    }
+
+    fn expanded_expr(&self, expr: &Expr, expanding: &mut Vec<usize>) -> usize {
+        match expr {
+            Expr::PosPred(e)
+            | Expr::NegPred(e)
+            | Expr::Opt(e)
+            | Expr::Rep(e)
+            | Expr::RestoreOnErr(e)
+            | Expr::Push(e) => 1usize.saturating_add(self.expanded_expr(e, expanding)),
+            Expr::Seq(a, b) | Expr::Choice(a, b) => 1usize
+                .saturating_add(self.expanded_expr(a, expanding))
+                .saturating_add(self.expanded_expr(b, expanding)),
+            Expr::Ident(name) => match self.index.get(name.as_str()) {
+                Some(&t) if self.inline_candidate(t) => self.expanded_size(t, expanding),
+                _ => 1,
+            },
+            _ => 1,
+        }
+    }
+
     /// Whether `expr` can succeed without consuming input.
     pub(super) fn nullable(&self, expr: &Expr, visiting: &mut Vec<usize>) -> bool {
         match expr {
@@ -23,10 +90,12 @@ impl Compiler<'_> {
                     if visiting.contains(&r) {
                         return false;
                     }
-                    visiting.push(r);
-                    let n = self.nullable(&self.rules[r].expr, visiting);
-                    visiting.pop();
-                    n
+                    remembered(&self.memo.nullable, r, || {
+                        visiting.push(r);
+                        let n = self.nullable(&self.rules[r].expr, visiting);
+                        visiting.pop();
+                        n
+                    })
                 }
                 None => matches!(name.as_str(), "SOI" | "EOI"),
             },
@@ -124,11 +193,13 @@ impl Compiler<'_> {
                     if self.captured(r, ctx) || visiting.contains(&r) {
                         return None;
                     }
-                    let (body, body_skips) = self.body_ctx(r, ctx);
-                    visiting.push(r);
-                    let class = self.class_of(&self.rules[r].expr, body, body_skips, visiting);
-                    visiting.pop();
-                    return class;
+                    return remembered(&self.memo.class, (r, ctx), || {
+                        let (body, body_skips) = self.body_ctx(r, ctx);
+                        visiting.push(r);
+                        let class = self.class_of(&self.rules[r].expr, body, body_skips, visiting);
+                        visiting.pop();
+                        class
+                    });
                 }
                 if name == "ANY" {
                     return Some(Class::full());
@@ -188,11 +259,13 @@ impl Compiler<'_> {
                 if visiting.contains(&r) {
                     return None;
                 }
-                let (body, body_skips) = self.body_ctx(r, ctx);
-                visiting.push(r);
-                let set = self.first(&self.rules[r].expr, body, body_skips, visiting);
-                visiting.pop();
-                set
+                remembered(&self.memo.first, (r, ctx), || {
+                    let (body, body_skips) = self.body_ctx(r, ctx);
+                    visiting.push(r);
+                    let set = self.first(&self.rules[r].expr, body, body_skips, visiting);
+                    visiting.pop();
+                    set
+                })
             }
             Expr::Seq(a, b) => match &**a {
                 // A predicate consumes nothing: the bytes after it decide.
@@ -247,11 +320,13 @@ impl Compiler<'_> {
                     if visiting.contains(&r) {
                         return None;
                     }
-                    let (body, body_skips) = self.body_ctx(r, ctx);
-                    visiting.push(r);
-                    let set = self.lead(&self.rules[r].expr, body, body_skips, visiting);
-                    visiting.pop();
-                    set
+                    remembered(&self.memo.lead, (r, ctx), || {
+                        let (body, body_skips) = self.body_ctx(r, ctx);
+                        visiting.push(r);
+                        let set = self.lead(&self.rules[r].expr, body, body_skips, visiting);
+                        visiting.pop();
+                        set
+                    })
                 }
                 None => match name.as_str() {
                     "NEWLINE" => {

@@ -1,8 +1,9 @@
 //! The compiler from pest grammar text to a [`Program`] for the parsing machine.
 //!
-//! The grammar is read by `pest_meta::parse_and_optimize`, so its syntax, its
-//! validation errors and its optimizations (unrolled bounded repetitions, `(!s ~ ANY)*`
-//! turned into a skip) are exactly the ones `pest_derive` generates its parser from.
+//! The grammar is read by pest_meta's parser and validator and lowered as pest's
+//! optimizer lowers it (`lower.rs`: bounded repetitions written out, `(!s ~ ANY)*`
+//! turned into a skip, within a bound), so its syntax, its validation errors and the
+//! rules it compiles are exactly the ones `pest_derive` generates its parser from.
 //! Each rule is then translated into a subroutine once per *context* it is reached
 //! in, because pest decides two things at run time from the caller's state:
 //!
@@ -22,9 +23,11 @@
 //! guards; a byte and the span after it) are fused into one instruction that keeps
 //! the original ones after it for when the input runs out inside.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pest_meta::optimizer::{OptimizedExpr as Expr, OptimizedRule};
+
+use super::analysis::Memo;
 
 use super::charset::{ByteSet, ByteTable, Class, Extent};
 use super::program::{Addr, Inst, Program, RuleId};
@@ -35,6 +38,16 @@ use super::program::{Addr, Inst, Program, RuleId};
 pub enum CompileError {
     /// pest refused the grammar (syntax or validation); pest's messages.
     Pest(Vec<String>),
+    /// Compiling the grammar would pass the compiler's bound on time and memory
+    /// (see `machine::lower`): written out, its bounded repetitions grow too large or
+    /// nest too deep, its references reach rules along too many paths, or its
+    /// compiled program grows too large.
+    Bound {
+        /// The rule that passes the bound.
+        rule: String,
+        /// What grows past it.
+        what: String,
+    },
     /// The grammar uses a construct the machine does not support.
     Unsupported {
         /// The rule that uses it.
@@ -49,6 +62,9 @@ impl std::fmt::Display for CompileError {
         match self {
             CompileError::Pest(messages) => {
                 write!(f, "pest refused the grammar: {}", messages.join("; "))
+            }
+            CompileError::Bound { rule, what } => {
+                write!(f, "rule `{rule}` is past the compiler's bound: {what}")
             }
             CompileError::Unsupported { rule, construct } => {
                 write!(
@@ -122,6 +138,14 @@ pub(super) enum Atomicity {
 /// Rules with at most this many expression nodes are inlined where they are used.
 const INLINE_LIMIT: usize = 24;
 
+/// A small rule is inlined only if, with the small rules it references inlined in
+/// turn, it emits at most this many nodes (small rules that each name the one
+/// before twice would otherwise double the code at each level).
+const INLINE_EXPANDED_LIMIT: usize = 512;
+
+/// The most instructions a compiled program may hold.
+pub const MAX_INSTRUCTIONS: usize = 1 << 21;
+
 /// How many nodes an expression has (a rule reference counts as one).
 fn expr_size(expr: &Expr) -> usize {
     match expr {
@@ -165,6 +189,12 @@ pub(super) struct Compiler<'g> {
     pub(super) variants: HashMap<(usize, Ctx), Addr>,
     /// Variants still to emit.
     pub(super) pending: Vec<(usize, Ctx)>,
+    /// Every variant ever put in `pending`.
+    pub(super) queued: HashSet<(usize, Ctx)>,
+    /// What the analyses found, per rule (and context).
+    pub(super) memo: Memo,
+    /// Per rule: how many nodes its expression has.
+    pub(super) sizes: Vec<usize>,
     /// Calls whose target is a variant not yet placed.
     pub(super) patches: Vec<(usize, (usize, Ctx))>,
     /// The rule being compiled, for error messages.
@@ -193,25 +223,22 @@ pub(crate) fn compile_full(
     nesting: &[(&str, u32)],
     miscompile: Option<MiscompileArg>,
 ) -> Result<Program, CompileError> {
-    let (_, rules) = pest_meta::parse_and_optimize(grammar)
-        .map_err(|errors| CompileError::Pest(errors.iter().map(|e| e.to_string()).collect()))?;
-    compile_rules(rules, captures, nesting, miscompile)
+    on_compile_stack(|| {
+        let rules = super::lower::lower_text(grammar)?;
+        compile_rules(rules, captures, nesting, miscompile)
+    })
 }
 
-/// Compiles rules that pest_meta has already parsed and optimized (see
-/// `machine::prebuilt`), capturing every rule pest gives a pair.
-pub(crate) fn compile_optimized(rules: Vec<OptimizedRule>) -> Result<Program, CompileError> {
-    compile_rules(rules, None, &[], None)
+/// Runs `f` on a stack of its own: the lowering, the compiler and the analyses
+/// recurse as deep as the grammar's expressions nest (at most `lower::MAX_DEPTH`),
+/// which that stack fits whatever the caller's thread has.
+pub(crate) fn on_compile_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::grow(COMPILE_STACK, f)
 }
 
-/// Compiles rules that pest_meta has already parsed and optimized, capturing only
-/// the rules named in `captures` (as [`compile_capturing`]).
-pub(crate) fn compile_optimized_capturing(
-    rules: Vec<OptimizedRule>,
-    captures: &[&str],
-) -> Result<Program, CompileError> {
-    compile_rules(rules, Some(captures), &[], None)
-}
+/// The stack the compiler runs on (reserved, not committed: the pages a compile
+/// does not reach cost nothing).
+const COMPILE_STACK: usize = 256 << 20;
 
 /// [`compile_full`] after pest_meta's part.
 fn compile_rules(
@@ -287,6 +314,9 @@ fn compile_rules(
         literals: Vec::new(),
         variants: HashMap::new(),
         pending: Vec::new(),
+        queued: HashSet::new(),
+        memo: Memo::default(),
+        sizes: rules.iter().map(|r| expr_size(&r.expr)).collect(),
         patches: Vec::new(),
         current: 0,
         #[cfg(test)]
@@ -310,7 +340,7 @@ fn compile_rules(
             *entry = c.code.len() as Addr;
             c.call(i, top);
             c.code.push(Inst::End);
-        } else if !c.pending.contains(&(i, top)) {
+        } else if c.queued.insert((i, top)) {
             c.pending.push((i, top));
         }
     }
@@ -491,7 +521,7 @@ impl<'g> Compiler<'g> {
             None => Inst::Call(addr.unwrap_or(0)),
         });
         if addr.is_none() {
-            if !self.pending.contains(&key) {
+            if self.queued.insert(key) {
                 self.pending.push(key);
             }
             self.patches.push((at, key));
@@ -505,10 +535,18 @@ impl<'g> Compiler<'g> {
         Ok(())
     }
 
-    /// A rule's match, capture included: inlined when the rule is small and not
-    /// already being emitted further up (recursion), else a call of its subroutine.
+    /// Whether rule `r` is small enough to be inlined where it is used (and has no
+    /// nesting bound, which needs a call).
+    pub(super) fn inline_candidate(&self, r: usize) -> bool {
+        self.sizes[r] <= INLINE_LIMIT && self.slots[r].is_none()
+    }
+
+    /// A rule's match, capture included: inlined when the rule is small, also with
+    /// the small rules it references inlined, and not already being emitted further
+    /// up (recursion), else a call of its subroutine.
     fn rule_ref(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
-        let small = expr_size(&self.rules[r].expr) <= INLINE_LIMIT && self.slots[r].is_none();
+        let small = self.inline_candidate(r)
+            && self.expanded_size(r, &mut Vec::new()) <= INLINE_EXPANDED_LIMIT;
         if small && !self.inlining.contains(&r) && self.inlining.len() < 32 {
             self.rule_body(r, ctx)
         } else {
@@ -519,6 +557,12 @@ impl<'g> Compiler<'g> {
 
     fn rule_body(&mut self, r: usize, ctx: Ctx) -> Result<(), CompileError> {
         let rules = self.rules;
+        if self.code.len() > MAX_INSTRUCTIONS {
+            return Err(CompileError::Bound {
+                rule: rules[r].name.clone(),
+                what: format!("its program would hold more than {MAX_INSTRUCTIONS} instructions"),
+            });
+        }
         let captured = self.captured(r, ctx);
         let id = RuleId(r as u16);
         if captured {

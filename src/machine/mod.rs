@@ -16,22 +16,26 @@
 //!
 //! # The compiler
 //!
-//! [`compile`] reads .pest text with `pest_meta` (pest's own parser, validator and
-//! optimizer), so the syntax and the errors are pest's and `pest_derive`'s parser of
-//! the same text is an exact oracle (the property tests in `oracle_tests.rs` compare
-//! the two on every rule of every grammar of the crate). A dialect compiles its grammar
-//! once, at first use, behind a `OnceLock` (see `anthropic_xml::grammar`), with
-//! [`compile_capturing`] and the rules it reads: compiling takes a few milliseconds
-//! once per process. The field families' grammars are the exception: pest's
-//! optimizer takes up to most of a second on their bounded repetitions, so the
-//! build script runs it once and the crate keeps its output (`prebuilt`).
+//! [`compile`] reads .pest text with `pest_meta` (pest's own parser and validator)
+//! and lowers it as pest's optimizer does (`lower.rs`), so the syntax and the errors
+//! are pest's and `pest_derive`'s parser of the same text is an exact oracle (the
+//! property tests in `oracle_tests.rs` compare the two on every rule of every grammar
+//! of the crate). A dialect compiles its grammar once, at first use, behind a
+//! `OnceLock` (see `anthropic_xml::grammar`), with [`compile_capturing`] and the rules
+//! it reads: compiling takes a few milliseconds once per process.
+//!
+//! Compiling is bounded whatever the text: written out, a grammar's bounded
+//! repetitions hold at most [`MAX_NODES`] expression nodes nested at most
+//! [`MAX_DEPTH`] deep, pest's validator meets at most [`MAX_REFERENCE_PATHS`] rule
+//! expansions, and a program holds at most [`MAX_INSTRUCTIONS`] instructions; past
+//! one of them the grammar is refused with a [`CompileError::Bound`] naming the rule.
 //!
 //! # Supported subset
 //!
 //! Literals `"..."`, case-insensitive literals `^"..."` (ASCII case, as pest),
 //! character ranges `'a'..'z'` (over Unicode scalar values, matched on UTF-8 bytes),
 //! sequences, ordered choice, `?`, `*`, `+`, bounded repetition `{n}`, `{n,}`,
-//! `{,m}`, `{n,m}` (unrolled by pest's optimizer), the predicates `&` and `!`, rule
+//! `{,m}`, `{n,m}` (written out as pest's optimizer does), the predicates `&` and `!`, rule
 //! calls (recursion included: the machine's stacks are bounded, [`Outcome::TooDeep`],
 //! never a native stack overflow; [`compile_bounded`] can also bound how deep one
 //! rule nests, which pest's syntax cannot say), normal, silent `_`, atomic `@`, compound-atomic
@@ -55,14 +59,14 @@
 mod analysis;
 mod charset;
 mod compile;
-pub(crate) mod prebuilt;
+mod lower;
 mod program;
 mod run;
 
 #[cfg(test)]
 mod oracle_tests;
 
-pub use compile::{compile, compile_bounded, compile_capturing, CompileError};
-pub(crate) use compile::{compile_optimized, compile_optimized_capturing};
+pub use compile::{compile, compile_bounded, compile_capturing, CompileError, MAX_INSTRUCTIONS};
+pub use lower::{MAX_DEPTH, MAX_NODES, MAX_REFERENCE_PATHS};
 pub use program::{Program, RuleId};
 pub use run::{Capture, Outcome, ParsingMachine, DEFAULT_DEPTH};

@@ -144,7 +144,8 @@ struct Builder {
 
 impl Builder {
     fn new(grammar: &str) -> Builder {
-        let (_, rules) = pest_meta::parse_and_optimize(grammar).expect("grammar");
+        let rules = super::compile::on_compile_stack(|| super::lower::lower_text(grammar))
+            .expect("grammar");
         let mut alphabet: Vec<char> = " \n\ta<>/\"'=é€😀\u{0}".chars().collect();
         for rule in &rules {
             for e in rule.expr.iter_top_down() {

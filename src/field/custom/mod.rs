@@ -42,9 +42,7 @@ use crate::field::grammars::{FIELD_JSON, REASONING};
 use crate::field::reasoning::Spelling;
 use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::fold::Fold;
-use crate::machine::{
-    compile_capturing, compile_optimized_capturing, CompileError, Program, RuleId,
-};
+use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
 use machine::{Compiled, Entry, Roles, Settings, Wrapping};
 
@@ -182,12 +180,7 @@ fn intern(grammar: &str, captures: &[&str]) -> Result<&'static Program, CompileE
     if let Some(program) = programs.lock().ok().and_then(|p| p.get(&key).copied()) {
         return Ok(program);
     }
-    // A shipped family's grammar was optimized when the crate was built.
-    let compiled = match crate::field::grammars::prebuilt_rules(grammar) {
-        Some(rules) => compile_optimized_capturing(rules, captures)?,
-        None => compile_capturing(grammar, captures)?,
-    };
-    let program: &'static Program = Box::leak(Box::new(compiled));
+    let program: &'static Program = Box::leak(Box::new(compile_capturing(grammar, captures)?));
     if let Ok(mut p) = programs.lock() {
         p.insert(key, program);
     }

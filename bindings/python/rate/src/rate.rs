@@ -40,7 +40,9 @@ fn library_parse(dialect: &str, text: &str) -> usize {
 
 /// The session path: the whole document written as compact JSON.
 fn session_parse(dialect: &idiolect::Dialect, text: &[u8]) -> Vec<u8> {
-    let mut session = dialect.open(&serde_json::json!({}), false).expect("default options");
+    let mut session = dialect
+        .open(&serde_json::json!({}), false)
+        .expect("default options");
     let mut out = Vec::with_capacity(text.len() + text.len() / 4 + 256);
     session
         .feed_document(text, Layout::Compact, &mut out)
