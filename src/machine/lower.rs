@@ -517,7 +517,7 @@ fn fold_lists(expr: &mut Lowered) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::machine::compile::on_compile_stack;
     use crate::machine::{compile, MAX_INSTRUCTIONS};
@@ -537,7 +537,7 @@ mod tests {
     /// Every grammar the crate ships (and the oracle's test grammar) but the two
     /// minimax-m2 ones, which pest's optimizer takes minutes over (the oracle's
     /// property tests compare the machine with pest_derive's parser on those).
-    const SHIPPED: &[&[&str]] = &[
+    pub(in crate::machine) const SHIPPED: &[&[&str]] = &[
         &["grammar/anthropic-xml.pest", "grammar/common.pest"],
         &["grammar/sections.pest", "grammar/common.pest"],
         &["grammar/kindaxml.pest"],

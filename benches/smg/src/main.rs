@@ -385,12 +385,6 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
         return engine.parse(text, &typed(options)).expect("options");
     }
     match family {
-        Family::Hermes
-        | Family::Qwen3Coder
-        | Family::KimiK2
-        | Family::Glm45
-        | Family::Glm47
-        | Family::MinimaxM2 => unreachable!("run by the engine"),
         Family::DeepseekV3 => {
             field::deepseek::parse(field::deepseek::Variant::V3, text, &typed(options))
         }
@@ -401,6 +395,7 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
         Family::Mistral => field::mistral::parse(text, &typed(options)),
         Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
         Family::Pythonic => field::pythonic::parse(text, &typed(options)),
+        _ => unreachable!("{} is run by the engine", family.name()),
     }
 }
 
@@ -511,12 +506,6 @@ fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected 
         return stream(engine.parser(&typed(options)).expect("options"), pieces);
     }
     match family {
-        Family::Hermes
-        | Family::Qwen3Coder
-        | Family::KimiK2
-        | Family::Glm45
-        | Family::Glm47
-        | Family::MinimaxM2 => unreachable!("run by the engine"),
         Family::DeepseekV3 => stream(
             field::deepseek::Parser::with_options(Variant::V3, &typed(options)),
             pieces,
@@ -541,6 +530,7 @@ fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected 
             field::pythonic::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
+        _ => unreachable!("{} is run by the engine", family.name()),
     }
 }
 
