@@ -22,7 +22,7 @@ const GRAMMARS: &[(&str, &[&str])] = &[
         "pythonic",
         &["pythonic", "python-call", "field-json", "reasoning"],
     ),
-    ("reasoning", &["reasoning"]),
+    ("reasoning", &["reasoning-dialect", "reasoning"]),
     ("kimi-k2", &["kimi-k2", "field-json", "reasoning"]),
     ("minimax-m2", &["minimax-m2", "reasoning"]),
     ("glm", &["glm", "reasoning"]),

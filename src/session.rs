@@ -425,34 +425,6 @@ where
     Box::new(TypedSession::new(machine, fold, hold_back_bound))
 }
 
-/// The deepseek families' sessions: one machine, two variants.
-fn open_deepseek(
-    variant: field::deepseek::Variant,
-    name: &'static str,
-    options: &Value,
-    spans: bool,
-) -> Result<Box<dyn Session>, OptionsError> {
-    let options: field::deepseek::Options = options_from_json(name, options)?;
-    Ok(open_machine(
-        field::deepseek::DeepseekMachine::new(variant, &options),
-        field::DocumentFolder::new(spans),
-        None,
-    ))
-}
-
-fn open_deepseek_v3(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    open_deepseek(field::deepseek::Variant::V3, "deepseek-v3", options, spans)
-}
-
-fn open_deepseek_v31(options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
-    open_deepseek(
-        field::deepseek::Variant::V31,
-        "deepseek-v3.1",
-        options,
-        spans,
-    )
-}
-
 /// Options a family refused, as the registry reports them.
 fn refused(e: field::custom::FamilyError) -> OptionsError {
     match e {
@@ -806,21 +778,7 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
 
 /// The field families whose state machine is still their own, by name: their
 /// place among the families is the table's (`field::families::TABLE`).
-const MACHINE_FAMILIES: [Dialect; 7] = [
-    Dialect::fixed(
-        "deepseek-v3",
-        "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
-        open_deepseek_v3,
-        Some(field::deepseek::render_v3_json),
-        schemas::<field::deepseek::Options, field::Document>,
-    ),
-    Dialect::fixed(
-        "deepseek-v3.1",
-        "DeepSeek-V3.1 tool calls: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}; reasoning in <think>",
-        open_deepseek_v31,
-        Some(field::deepseek::render_v31_json),
-        schemas::<field::deepseek::Options, field::Document>,
-    ),
+const MACHINE_FAMILIES: [Dialect; 4] = [
     Dialect::fixed(
         "harmony",
         "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
@@ -848,12 +806,5 @@ const MACHINE_FAMILIES: [Dialect; 7] = [
         open::<field::pythonic::PythonicMachine>,
         Some(field::pythonic::render_json),
         schemas::<field::pythonic::Options, field::Document>,
-    ),
-    Dialect::fixed(
-        "reasoning",
-        "reasoning without tool calls: <think>…</think>, [THINK]…[/THINK] or ◁think▷…◁/think▷",
-        open::<field::reasoning::ReasoningMachine>,
-        Some(field::reasoning::render_json),
-        schemas::<field::reasoning::Options, field::Document>,
     ),
 ];

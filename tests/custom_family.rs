@@ -103,15 +103,17 @@ fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut trials = schema_trials(root);
-    let engine = idiolect::field::families::TABLE.iter().filter(|e| {
-        matches!(
-            e.definition,
-            idiolect::field::families::Definition::Engine { .. }
-        )
-    });
-    for entry in engine {
-        let (dialect, stem) = (entry.name, entry.name);
-        let grammar = format!("grammar/{stem}.pest");
+    let engine = idiolect::field::families::TABLE
+        .iter()
+        .filter_map(|e| match e.definition {
+            idiolect::field::families::Definition::Engine { grammar_file, .. } => {
+                Some((e.name, grammar_file))
+            }
+            idiolect::field::families::Definition::Machine => None,
+        });
+    for (dialect, grammar_file) in engine {
+        let stem = dialect;
+        let grammar = format!("grammar/{grammar_file}.pest");
         let description = format!("grammar/{stem}.family.json");
         let family = match family(root, &grammar, &description) {
             Ok(f) => Arc::new(f),

@@ -63,14 +63,6 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
         return run(family.parser(&options).expect("options"), chunks);
     }
     match dialect {
-        "deepseek-v3" => run(
-            deepseek::Parser::with_options(deepseek::Variant::V3, &of(&options)),
-            chunks,
-        ),
-        "deepseek-v3.1" => run(
-            deepseek::Parser::with_options(deepseek::Variant::V31, &of(&options)),
-            chunks,
-        ),
         "harmony" => run(
             harmony::Parser::with_options(&of(&options)).expect("options"),
             chunks,
@@ -96,14 +88,6 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
                 serde_json::from_value(options.clone()).expect("case options");
             run(
                 pythonic::Parser::with_options(&options).expect("options"),
-                chunks,
-            )
-        }
-        "reasoning" => {
-            let options: reasoning::Options =
-                serde_json::from_value(options.clone()).expect("case options");
-            run(
-                reasoning::Parser::with_options(&options).expect("options"),
                 chunks,
             )
         }
@@ -434,14 +418,14 @@ proptest! {
     fn deepseek_v3_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
         let text = deepseek::render_turn(deepseek::Variant::V3, &doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(deepseek::parse(deepseek::Variant::V3, &text, &deepseek::Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(engine("deepseek-v3").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
     fn deepseek_v31_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
         let text = deepseek::render_turn(deepseek::Variant::V31, &doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(deepseek::parse(deepseek::Variant::V31, &text, &deepseek::Options::default()), doc, "{:?}", text);
+        prop_assert_eq!(engine("deepseek-v3.1").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
@@ -504,8 +488,8 @@ proptest! {
         let doc = document(&pieces);
         for spelling in reasoning::Spelling::ALL {
             let text = reasoning::render_turn(&doc, spelling).map_err(TestCaseError::fail)?;
-            let options = reasoning::Options { reasoning_markers: vec![spelling], ..Default::default() };
-            prop_assert_eq!(reasoning::parse(&text, &options), doc.clone(), "{:?}", text);
+            let options = field::custom::Options { reasoning_markers: Some(vec![spelling]), ..Default::default() };
+            prop_assert_eq!(engine("reasoning").parse(&text, &options).unwrap(), doc.clone(), "{:?}", text);
         }
     }
 

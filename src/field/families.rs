@@ -32,7 +32,10 @@ pub type RenderFn =
 pub enum Definition {
     /// A grammar and a description, run by the engine.
     Engine {
-        /// The text of `grammar/<name>.pest`.
+        /// The stem of its grammar's file, `grammar/<stem>.pest`: the family's name,
+        /// or the name of a grammar several descriptions share (deepseek).
+        grammar_file: &'static str,
+        /// The text of `grammar/<grammar_file>.pest`.
         grammar: &'static str,
         /// The text of `grammar/<name>.family.json`.
         description: &'static str,
@@ -53,13 +56,18 @@ pub struct Entry {
     pub render: Option<RenderFn>,
 }
 
-/// An engine family's entry: its files in grammar/ by name.
+/// An engine family's entry: its files in grammar/ by name (the grammar's by the
+/// stem given after the name, where it is shared).
 macro_rules! engine {
     ($name:literal, $render:expr) => {
+        engine!($name, $name, $render)
+    };
+    ($name:literal, $grammar:literal, $render:expr) => {
         Entry {
             name: $name,
             definition: Definition::Engine {
-                grammar: include_str!(concat!("../../grammar/", $name, ".pest")),
+                grammar_file: $grammar,
+                grammar: include_str!(concat!("../../grammar/", $grammar, ".pest")),
                 description: include_str!(concat!("../../grammar/", $name, ".family.json")),
             },
             render: $render,
@@ -82,13 +90,25 @@ macro_rules! machine {
 pub const TABLE: &[Entry] = &[
     engine!("hermes", Some(super::hermes::render_json)),
     engine!("qwen3-coder", Some(super::qwen3_coder::render_json)),
-    machine!("deepseek-v3"),
-    machine!("deepseek-v3.1"),
+    engine!(
+        "deepseek-v3",
+        "deepseek",
+        Some(super::deepseek::render_v3_json)
+    ),
+    engine!(
+        "deepseek-v3.1",
+        "deepseek",
+        Some(super::deepseek::render_v31_json)
+    ),
     machine!("harmony"),
     machine!("mistral"),
     machine!("llama3-json"),
     machine!("pythonic"),
-    machine!("reasoning"),
+    engine!(
+        "reasoning",
+        "reasoning-dialect",
+        Some(super::reasoning::render_json)
+    ),
     engine!("kimi-k2", Some(super::kimi_k2::render_json)),
     engine!("minimax-m2", Some(super::minimax_m2::render_json)),
     engine!("glm", Some(super::glm::render_json)),
@@ -113,6 +133,7 @@ pub fn family(name: &str) -> Option<&'static Family> {
     let Definition::Engine {
         grammar,
         description,
+        ..
     } = TABLE[index].definition
     else {
         return None;

@@ -11,9 +11,6 @@ use crate::machine::{compile, Program};
 /// each JSON-argument field family's grammar.
 pub const FIELD_JSON: &str = include_str!("../../grammar/field-json.pest");
 
-/// The text of grammar/deepseek.pest (deepseek-v3 and deepseek-v3.1).
-pub const DEEPSEEK: &str = include_str!("../../grammar/deepseek.pest");
-
 /// The text of grammar/harmony.pest.
 pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
 
@@ -44,16 +41,9 @@ impl Source {
 }
 
 /// Every field grammar, by name.
-fn sources() -> [(&'static str, Source); 11] {
+fn sources() -> [(&'static str, Source); 7] {
     let source = |files, texts| Source { files, texts };
     [
-        (
-            "DEEPSEEK",
-            source(
-                &["deepseek", "field-json", "reasoning"],
-                &[DEEPSEEK, FIELD_JSON, REASONING],
-            ),
-        ),
         (
             "HARMONY",
             source(
@@ -91,18 +81,6 @@ fn sources() -> [(&'static str, Source); 11] {
             ),
         ),
         ("REASONING", source(&["reasoning"], &[REASONING])),
-        (
-            "KIMI_K2",
-            source(
-                &["kimi-k2", "field-json", "reasoning"],
-                &[KIMI_K2, FIELD_JSON, REASONING],
-            ),
-        ),
-        (
-            "MINIMAX_M2",
-            source(&["minimax-m2", "reasoning"], &[MINIMAX_M2, REASONING]),
-        ),
-        ("GLM", source(&["glm", "reasoning"], &[GLM, REASONING])),
     ]
 }
 
@@ -113,13 +91,6 @@ fn program(name: &str) -> Program {
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("{name} is a field grammar"));
     source.compile()
-}
-
-/// The program of grammar/deepseek.pest with grammar/field-json.pest and
-/// grammar/reasoning.pest.
-pub fn deepseek() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("DEEPSEEK"))
 }
 
 /// The program of grammar/harmony.pest with grammar/field-json.pest and
@@ -189,32 +160,4 @@ pub const REASONING: &str = include_str!("../../grammar/reasoning.pest");
 pub fn reasoning() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| program("REASONING"))
-}
-
-/// The text of grammar/kimi-k2.pest.
-pub const KIMI_K2: &str = include_str!("../../grammar/kimi-k2.pest");
-
-/// The program of grammar/kimi-k2.pest with grammar/field-json.pest and
-/// grammar/reasoning.pest.
-pub fn kimi_k2() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("KIMI_K2"))
-}
-
-/// The text of grammar/minimax-m2.pest.
-pub const MINIMAX_M2: &str = include_str!("../../grammar/minimax-m2.pest");
-
-/// The program of grammar/minimax-m2.pest with grammar/reasoning.pest.
-pub fn minimax_m2() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("MINIMAX_M2"))
-}
-
-/// The text of grammar/glm.pest.
-pub const GLM: &str = include_str!("../../grammar/glm.pest");
-
-/// The program of grammar/glm.pest with grammar/reasoning.pest.
-pub fn glm() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("GLM"))
 }

@@ -141,9 +141,17 @@ pub fn is_json_ws(b: u8) -> bool {
 mod tests {
     use super::*;
     use crate::field::grammars;
+    use crate::machine::{compile, Program};
+    use std::sync::OnceLock;
+
+    /// grammar/field-json.pest alone.
+    fn json() -> &'static Program {
+        static PROGRAM: OnceLock<Program> = OnceLock::new();
+        PROGRAM.get_or_init(|| compile(grammars::FIELD_JSON).expect("the JSON grammar compiles"))
+    }
 
     fn whole(text: &str) -> ObjectRead {
-        let mut reader = ArgumentsReader::new(grammars::deepseek());
+        let mut reader = ArgumentsReader::new(json());
         reader.start();
         reader.read(text, true)
     }
@@ -182,7 +190,7 @@ mod tests {
                 if !text.is_char_boundary(cut) {
                     continue;
                 }
-                let mut reader = ArgumentsReader::new(grammars::deepseek());
+                let mut reader = ArgumentsReader::new(json());
                 reader.start();
                 let first = reader.read(&text[..cut], false);
                 let outcome = match first {

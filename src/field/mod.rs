@@ -184,7 +184,6 @@ pub mod pythonic;
 pub mod qwen3_coder;
 pub mod reasoning;
 pub mod render_input;
-mod sectioned;
 pub mod typing;
 
 /// The string type of event and delta texts, names and ids (short ones inline).

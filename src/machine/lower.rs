@@ -573,6 +573,7 @@ pub(super) mod tests {
             "grammar/reasoning.pest",
         ],
         &["grammar/reasoning.pest"],
+        &["grammar/reasoning-dialect.pest", "grammar/reasoning.pest"],
         &[
             "grammar/kimi-k2.pest",
             "grammar/field-json.pest",

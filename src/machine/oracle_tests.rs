@@ -774,9 +774,6 @@ fn every_grammar_of_the_crate_compiles() {
     assert!(crate::field::grammars::qwen3_coder()
         .rule("text_marker")
         .is_some());
-    assert!(crate::field::grammars::deepseek()
-        .rule("tool_name")
-        .is_some());
     assert!(crate::field::grammars::harmony()
         .rule("recipient")
         .is_some());

@@ -385,12 +385,6 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
         return engine.parse(text, &typed(options)).expect("options");
     }
     match family {
-        Family::DeepseekV3 => {
-            field::deepseek::parse(field::deepseek::Variant::V3, text, &typed(options))
-        }
-        Family::DeepseekV31 => {
-            field::deepseek::parse(field::deepseek::Variant::V31, text, &typed(options))
-        }
         Family::Harmony => field::harmony::parse(text, &typed(options)),
         Family::Mistral => field::mistral::parse(text, &typed(options)),
         Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
@@ -501,19 +495,10 @@ fn stream<M: Machine<Event = Event>>(mut parser: Stream<M>, pieces: &[&str]) -> 
 /// deltas (live), content and per call its name and argument fragments collected,
 /// exactly what [`smg_streamed`] collects from smg's streaming results.
 fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected {
-    use field::deepseek::Variant;
     if let Some(engine) = field::families::family(family.dialect()) {
         return stream(engine.parser(&typed(options)).expect("options"), pieces);
     }
     match family {
-        Family::DeepseekV3 => stream(
-            field::deepseek::Parser::with_options(Variant::V3, &typed(options)),
-            pieces,
-        ),
-        Family::DeepseekV31 => stream(
-            field::deepseek::Parser::with_options(Variant::V31, &typed(options)),
-            pieces,
-        ),
         Family::Harmony => stream(
             field::harmony::Parser::with_options(&typed(options)).expect("options"),
             pieces,

@@ -6,9 +6,7 @@
 //! merged into one (texts concatenated, a call's argument fragments joined), so
 //! each `feed` answers with at most one delta.
 
-use idiolect::field::{
-    self, deepseek, CompactString, Delta, DeltaMode, DeltaProjection, ToolCalls,
-};
+use idiolect::field::{self, CompactString, Delta, DeltaMode, DeltaProjection, ToolCalls};
 use idiolect::fold::DialectMachine;
 use idiolect::Stream;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -61,12 +59,6 @@ impl FieldFamily for StreamOf<'_> {
         let machine = M::with_options(&options)
             .map_err(|e| OptionsError::new_err(format!("invalid {} options: {e}", M::NAME)))?;
         Ok(Box::new(Stream::new(machine)))
-    }
-    fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Self::Out {
-        let options: deepseek::Options = options_of(name, self.0)?;
-        Ok(Box::new(Stream::new(deepseek::DeepseekMachine::new(
-            variant, &options,
-        ))))
     }
     fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Self::Out {
         let options: field::custom::Options = options_of(name, self.0)?;

@@ -24,7 +24,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use idiolect::field::{self, deepseek, harmony, llama3_json, mistral, pythonic, reasoning};
+use idiolect::field::{self, harmony, llama3_json, mistral, pythonic};
 use idiolect::fold::{fold_whole, fold_whole_str, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
@@ -150,9 +150,6 @@ where
     }
 }
 
-/// The DeepSeek families: one machine, two call syntaxes.
-pub struct Deepseek(deepseek::Variant, &'static str);
-
 /// A field family run by the engine (its grammar and description, `field::families`).
 pub struct Engine(pub &'static field::custom::Family, pub &'static str);
 
@@ -174,26 +171,6 @@ impl Build for Engine {
             other => other.to_string(),
         })?;
         Ok((machine, field::DocumentFolder::new(spans)))
-    }
-}
-
-impl Build for Deepseek {
-    type Machine = deepseek::DeepseekMachine;
-    type Folder = field::DocumentFolder;
-    fn name(&self) -> &'static str {
-        self.1
-    }
-    fn build(
-        &self,
-        options: &Value,
-        spans: bool,
-        _: usize,
-    ) -> Result<(Self::Machine, Self::Folder), String> {
-        let options: deepseek::Options = options_of(options)?;
-        Ok((
-            deepseek::DeepseekMachine::new(self.0, &options),
-            field::DocumentFolder::new(spans),
-        ))
     }
 }
 
@@ -917,8 +894,6 @@ pub trait FieldFamily {
             + Sync
             + 'static,
         M::Options: DeserializeOwned;
-    /// For a DeepSeek family (one machine, two call syntaxes).
-    fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Self::Out;
     /// For a family run by the engine.
     fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Self::Out;
 }
@@ -931,13 +906,10 @@ pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
         return Some(family.engine(engine, entry.name));
     }
     Some(match name {
-        "deepseek-v3" => family.deepseek(deepseek::Variant::V3, "deepseek-v3"),
-        "deepseek-v3.1" => family.deepseek(deepseek::Variant::V31, "deepseek-v3.1"),
         "harmony" => family.generic::<harmony::HarmonyMachine>(),
         "mistral" => family.generic::<mistral::MistralMachine>(),
         "llama3-json" => family.generic::<llama3_json::Llama3JsonMachine>(),
         "pythonic" => family.generic::<pythonic::PythonicMachine>(),
-        "reasoning" => family.generic::<reasoning::ReasoningMachine>(),
         _ => return None,
     })
 }
@@ -956,9 +928,6 @@ impl FieldFamily for FieldRunner {
         M::Options: DeserializeOwned,
     {
         Box::new(Generic::<M>::NEW)
-    }
-    fn deepseek(self, variant: deepseek::Variant, name: &'static str) -> Box<dyn Runner> {
-        Box::new(Deepseek(variant, name))
     }
     fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Box<dyn Runner> {
         Box::new(Engine(family, name))

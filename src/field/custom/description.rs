@@ -27,8 +27,10 @@ pub struct Description {
     pub entries: Entries,
     /// The rules whose captures mean something to the chat-turn model (CF-6).
     pub captures: Captures,
-    /// How a call's arguments are written (CF-8, CF-9).
-    pub arguments: Arguments,
+    /// How a call's arguments are written (CF-8, CF-9); without it the family
+    /// has no calls (CF-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Arguments>,
     /// How captured names and parameter keys are cleaned (CF-7).
     #[serde(default)]
     pub names: NameCleaning,
@@ -276,7 +278,35 @@ impl Description {
                 ));
             }
         }
-        let required: &[&str] = match &self.arguments {
+        let Some(arguments) = &self.arguments else {
+            // A family without calls: no key of a call applies (CF-25).
+            let calls = [
+                ("entries.call_body", e.call_body.is_some()),
+                ("entries.value_end", e.value_end.is_some()),
+                ("entries.value_nested", e.value_nested.is_some()),
+                ("entries.arguments_end", e.arguments_end.is_some()),
+                ("entries.after_call", e.after_call.is_some()),
+                ("entries.skip", e.skip.is_some()),
+                ("captures.name", c.name.is_some()),
+                ("captures.call_open", c.call_open.is_some()),
+                ("captures.id", c.id.is_some()),
+                ("captures.block_open", c.block_open.is_some()),
+                ("captures.parameter", c.parameter.is_some()),
+                ("captures.call_close", c.call_close.is_some()),
+                ("captures.nested_open", c.nested_open.is_some()),
+                ("captures.nested_close", c.nested_close.is_some()),
+            ];
+            if let Some((key, _)) = calls.iter().find(|(_, present)| *present) {
+                return Err(format!(
+                    "key `{key}` does not apply to a family without calls (no key `arguments`)"
+                ));
+            }
+            return Ok(named
+                .into_iter()
+                .filter_map(|(k, r)| r.map(|r| (k, r)))
+                .collect());
+        };
+        let required: &[&str] = match arguments {
             Arguments::Json {
                 object,
                 special_marker,
@@ -310,11 +340,11 @@ impl Description {
             if named.iter().any(|(k, r)| k == key && r.is_none()) {
                 return Err(format!(
                     "missing key `{key}` (required with arguments encoding `{}`)",
-                    self.arguments.encoding()
+                    arguments.encoding()
                 ));
             }
         }
-        let misplaced: &[(&str, bool)] = match &self.arguments {
+        let misplaced: &[(&str, bool)] = match arguments {
             Arguments::JsonCallObject { .. } => &[
                 ("captures.name", c.name.is_some()),
                 ("captures.id", c.id.is_some()),
@@ -344,7 +374,7 @@ impl Description {
         if let Some((key, _)) = misplaced.iter().find(|(_, present)| *present) {
             return Err(format!(
                 "key `{key}` does not apply to arguments encoding `{}`",
-                self.arguments.encoding()
+                arguments.encoding()
             ));
         }
         // Nesting is read with all three keys or none (CF-17).

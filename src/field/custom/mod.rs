@@ -291,22 +291,22 @@ impl Family {
         .flatten()
         .collect();
         let (object, strip_newlines) = match &description.arguments {
-            Arguments::Json { object, .. } => (Some(rule(object)), false),
-            Arguments::JsonCallObject { .. } => (None, false),
-            Arguments::Parameters { strip_newlines } => (None, *strip_newlines),
+            Some(Arguments::Json { object, .. }) => (Some(rule(object)), false),
+            Some(Arguments::Parameters { strip_newlines }) => (None, *strip_newlines),
+            Some(Arguments::JsonCallObject { .. }) | None => (None, false),
         };
         let special_marker = match &description.arguments {
-            Arguments::Json {
+            Some(Arguments::Json {
                 special_marker: Some(special),
                 ..
-            } => Some(entry(special)),
+            }) => Some(entry(special)),
             _ => None,
         };
         let call_object = match &description.arguments {
-            Arguments::JsonCallObject {
+            Some(Arguments::JsonCallObject {
                 name_keys,
                 arguments_keys,
-            } => Some(crate::field::call_object::ObjectKeys {
+            }) => Some(crate::field::call_object::ObjectKeys {
                 name: name_keys.clone(),
                 arguments: arguments_keys.clone(),
             }),

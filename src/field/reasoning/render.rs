@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{Options, Spelling};
+use super::Spelling;
+use crate::field::custom::Options;
 use crate::field::render_input::turn;
 use crate::field::{Document, Item};
 
@@ -39,8 +40,7 @@ pub(crate) fn render(what: Option<&str>, input: &Value, options: &Value) -> Resu
     };
     let spelling = options
         .reasoning_markers
-        .first()
-        .copied()
+        .and_then(|accepted| accepted.first().copied())
         .unwrap_or(Spelling::Think);
     match what.unwrap_or("turn") {
         "turn" => render_turn(&turn(input)?, spelling),
