@@ -556,7 +556,6 @@ enum Kind {
     Engine {
         family: &'static field::custom::Family,
         name: &'static str,
-        render: Option<RenderFn>,
     },
 }
 
@@ -604,7 +603,8 @@ impl Dialect {
     /// Whether the dialect renders (`idiolect render`).
     pub fn renders(&self) -> bool {
         match self.kind {
-            Kind::Fixed { render, .. } | Kind::Engine { render, .. } => render.is_some(),
+            Kind::Fixed { render, .. } => render.is_some(),
+            Kind::Engine { family, .. } => family.renders(),
         }
     }
 
@@ -619,10 +619,11 @@ impl Dialect {
         options: &Value,
     ) -> Result<String, String> {
         match self.kind {
-            Kind::Fixed { render, .. } | Kind::Engine { render, .. } => match render {
+            Kind::Fixed { render, .. } => match render {
                 Some(render) => render(what, input, options),
                 None => Err(format!("{} does not render", self.name)),
             },
+            Kind::Engine { family, .. } => family.render(what, input, options),
         }
     }
 
@@ -717,7 +718,6 @@ pub fn dialects() -> &'static [Dialect] {
                         kind: Kind::Engine {
                             family,
                             name: entry.name,
-                            render: entry.render,
                         },
                     }
                 }

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, deepseek, glm, harmony, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic,
-    qwen3_coder, reasoning, Delta, DeltaMode, DeltaProjection, Document, Event, Item, Options,
+    self, harmony, llama3_json, mistral, pythonic, reasoning, Delta, DeltaMode, DeltaProjection,
+    Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -410,21 +410,21 @@ proptest! {
     #[test]
     fn hermes_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
-        let text = hermes::render_turn(&doc).map_err(TestCaseError::fail)?;
+        let text = engine("hermes").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("hermes").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
     fn deepseek_v3_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
-        let text = deepseek::render_turn(deepseek::Variant::V3, &doc).map_err(TestCaseError::fail)?;
+        let text = engine("deepseek-v3").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("deepseek-v3").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
     fn deepseek_v31_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
-        let text = deepseek::render_turn(deepseek::Variant::V31, &doc).map_err(TestCaseError::fail)?;
+        let text = engine("deepseek-v3.1").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("deepseek-v3.1").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
@@ -487,8 +487,8 @@ proptest! {
         let pieces: Vec<Piece> = pieces.into_iter().filter(|p| !matches!(p, Piece::Call(..))).collect();
         let doc = document(&pieces);
         for spelling in reasoning::Spelling::ALL {
-            let text = reasoning::render_turn(&doc, spelling).map_err(TestCaseError::fail)?;
             let options = field::custom::Options { reasoning_markers: Some(vec![spelling]), ..Default::default() };
+            let text = engine("reasoning").render_turn(&doc, &options).map_err(TestCaseError::fail)?;
             prop_assert_eq!(engine("reasoning").parse(&text, &options).unwrap(), doc.clone(), "{:?}", text);
         }
     }
@@ -502,7 +502,7 @@ proptest! {
                 *id = Some(format!("functions.{name}:{index}"));
             }
         }
-        let text = kimi_k2::render_turn(&doc).map_err(TestCaseError::fail)?;
+        let text = engine("kimi-k2").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("kimi-k2").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
@@ -512,7 +512,7 @@ proptest! {
         let tools = tools(&pieces);
         prop_assume!(consistent(&pieces, &tools));
         let options = field::custom::Options { start_in_reasoning: Some(false), tools: tools.tools, ..Default::default() };
-        let text = minimax_m2::render_turn(&doc).map_err(TestCaseError::fail)?;
+        let text = engine("minimax-m2").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("minimax-m2").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
 
@@ -522,7 +522,7 @@ proptest! {
         let options = tools(&pieces);
         prop_assume!(consistent(&pieces, &options));
         let options = field::custom::Options { tools: options.tools, ..Default::default() };
-        let text = glm::render_turn(&doc).map_err(TestCaseError::fail)?;
+        let text = engine("glm").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("glm").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
 
@@ -534,8 +534,18 @@ proptest! {
         let options = tools(&pieces);
         prop_assume!(consistent(&pieces, &options));
         let options = field::custom::Options { tools: options.tools, ..Default::default() };
-        let text = qwen3_coder::render_turn(&doc).map_err(TestCaseError::fail)?;
+        let text = engine("qwen3-coder").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("qwen3-coder").parse(&text, &options).unwrap(), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn seed_oss_parses_a_rendered_turn_back(pieces in turn()) {
+        let doc = document(&pieces);
+        let options = tools(&pieces);
+        prop_assume!(consistent(&pieces, &options));
+        let options = field::custom::Options { tools: options.tools, ..Default::default() };
+        let text = engine("seed-oss").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("seed-oss").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
 }
 
@@ -592,4 +602,29 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
     session.finish(&mut events);
     assert!(events.is_empty(), "{events:?}");
     assert_eq!(session.document(), json!({"items": []}));
+}
+
+/// Every engine family of the table that renders (CF-26) has its round-trip
+/// property above: a family gaining a `render` key gains a test here first.
+#[test]
+fn every_rendering_family_has_a_round_trip_property() {
+    const TESTED: [&str; 9] = [
+        "hermes",
+        "qwen3-coder",
+        "deepseek-v3",
+        "deepseek-v3.1",
+        "reasoning",
+        "kimi-k2",
+        "minimax-m2",
+        "glm",
+        "seed-oss",
+    ];
+    for name in field::families::names() {
+        if field::families::family(name).is_some_and(|f| f.renders()) {
+            assert!(
+                TESTED.contains(&name),
+                "{name} renders but has no round-trip property"
+            );
+        }
+    }
 }

@@ -83,8 +83,11 @@ pub enum Command {
     },
     /// Render JSON read from stdin into the dialect's text.
     Render {
-        /// The dialect (see `idiolect dialects`).
-        dialect: String,
+        /// The dialect (see `idiolect dialects`); left out with --grammar/--family.
+        #[arg(required_unless_present = "family")]
+        dialect: Option<String>,
+        #[command(flatten)]
+        family: FamilyArgs,
         /// Which rendering, for dialects with several (anthropic-xml: calls, results,
         /// tools; transcript: prompt, stop_sequences, request).
         #[arg(long)]

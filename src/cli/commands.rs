@@ -130,17 +130,34 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
         }),
         Command::Render {
             dialect,
+            family,
             what,
             options,
         } => {
-            let (found, _) = open(&dialect, &options, false)?;
-            if !found.renders() {
-                return Err(CliError::new(format!(
-                    "the {} dialect has no renderer",
-                    found.name
-                )));
-            }
-            let options = build_options(found.name, &options)?;
+            // The renderer and its options, checked before stdin is read.
+            let render: Box<Renderer> = match target(dialect, None, &family)?.0 {
+                Target::Dialect(dialect) => {
+                    let (found, _) = open(&dialect, &options, false)?;
+                    if !found.renders() {
+                        return Err(CliError::new(format!(
+                            "the {} dialect has no renderer",
+                            found.name
+                        )));
+                    }
+                    let options = build_options(found.name, &options)?;
+                    Box::new(move |input| found.render(what.as_deref(), input, &options))
+                }
+                Target::Custom(family) => {
+                    if !family.renders() {
+                        return Err(CliError::new(format!(
+                            "the {} family has no renderer (its description has no `render`)",
+                            family.description().name
+                        )));
+                    }
+                    let options = build_options("custom", &options)?;
+                    Box::new(move |input| family.render(what.as_deref(), input, &options))
+                }
+            };
             let input = Source::Stdin.read_all()?;
             let input: Value = serde_json::from_slice(&input).map_err(|e| {
                 CliError::new(format!(
@@ -150,9 +167,7 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
                 ))
             })?;
             // Printed exactly: a rendered prompt's last byte matters (no newline added).
-            let text = found
-                .render(what.as_deref(), &input, &options)
-                .map_err(CliError::new)?;
+            let text = render(&input).map_err(CliError::new)?;
             write_stdout(text.as_bytes())?;
             Ok(0)
         }
@@ -169,6 +184,9 @@ fn find(name: &str) -> Result<&'static Dialect, CliError> {
         ))
     })
 }
+
+/// Renders the JSON read from stdin (`idiolect render`).
+type Renderer = dyn Fn(&Value) -> Result<String, String>;
 
 /// What `parse` and `stream` run: a dialect by name, or a family defined at run time.
 enum Target {

@@ -18,14 +18,7 @@
 
 use std::sync::OnceLock;
 
-use serde_json::Value;
-
 use super::custom::Family;
-
-/// Renders JSON into a family's text (`idiolect render`): `what` selects among
-/// its renderings (`calls`, `results`, `turn`).
-pub type RenderFn =
-    fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
 
 /// How a family is defined.
 #[derive(Clone, Copy, Debug)]
@@ -52,17 +45,15 @@ pub struct Entry {
     pub name: &'static str,
     /// How it is defined.
     pub definition: Definition,
-    /// How `idiolect render` writes it, where it renders.
-    pub render: Option<RenderFn>,
 }
 
 /// An engine family's entry: its files in grammar/ by name (the grammar's by the
 /// stem given after the name, where it is shared).
 macro_rules! engine {
-    ($name:literal, $render:expr) => {
-        engine!($name, $name, $render)
+    ($name:literal) => {
+        engine!($name, $name)
     };
-    ($name:literal, $grammar:literal, $render:expr) => {
+    ($name:literal, $grammar:literal) => {
         Entry {
             name: $name,
             definition: Definition::Engine {
@@ -70,7 +61,6 @@ macro_rules! engine {
                 grammar: include_str!(concat!("../../grammar/", $grammar, ".pest")),
                 description: include_str!(concat!("../../grammar/", $name, ".family.json")),
             },
-            render: $render,
         }
     };
 }
@@ -81,38 +71,25 @@ macro_rules! machine {
         Entry {
             name: $name,
             definition: Definition::Machine,
-            render: None,
         }
     };
 }
 
 /// Every field family, in the order the registry lists them.
 pub const TABLE: &[Entry] = &[
-    engine!("hermes", Some(super::hermes::render_json)),
-    engine!("qwen3-coder", Some(super::qwen3_coder::render_json)),
-    engine!(
-        "deepseek-v3",
-        "deepseek",
-        Some(super::deepseek::render_v3_json)
-    ),
-    engine!(
-        "deepseek-v3.1",
-        "deepseek",
-        Some(super::deepseek::render_v31_json)
-    ),
+    engine!("hermes"),
+    engine!("qwen3-coder"),
+    engine!("deepseek-v3", "deepseek"),
+    engine!("deepseek-v3.1", "deepseek"),
     machine!("harmony"),
     machine!("mistral"),
     machine!("llama3-json"),
     machine!("pythonic"),
-    engine!(
-        "reasoning",
-        "reasoning-dialect",
-        Some(super::reasoning::render_json)
-    ),
-    engine!("kimi-k2", Some(super::kimi_k2::render_json)),
-    engine!("minimax-m2", Some(super::minimax_m2::render_json)),
-    engine!("glm", Some(super::glm::render_json)),
-    engine!("seed-oss", None),
+    engine!("reasoning", "reasoning-dialect"),
+    engine!("kimi-k2"),
+    engine!("minimax-m2"),
+    engine!("glm"),
+    engine!("seed-oss"),
 ];
 
 /// The names of the field families, in the table's order.

@@ -161,27 +161,21 @@ macro_rules! family_options {
 }
 
 pub mod custom;
-pub mod deepseek;
 mod deltas;
 mod document;
 mod emitter;
 mod event;
 pub mod families;
-pub mod glm;
 pub mod grammars;
 pub mod harmony;
-pub mod hermes;
 mod input;
 pub mod json_arguments;
-pub mod kimi_k2;
 mod llama;
 pub mod llama3_json;
-pub mod minimax_m2;
 pub mod mistral;
 mod options;
 mod probe;
 pub mod pythonic;
-pub mod qwen3_coder;
 pub mod reasoning;
 pub mod render_input;
 pub mod typing;

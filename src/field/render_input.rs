@@ -110,21 +110,6 @@ pub(crate) fn object_arguments(spec: &CallSpec) -> Result<serde_json::Map<String
     }
 }
 
-/// How a family writes one call.
-pub(crate) type WriteCall = fn(&CallSpec, &mut String) -> Result<(), String>;
-
-/// Calls written one block each by `call`, joined by newlines.
-pub(crate) fn joined_calls(calls: &[CallSpec], call: WriteCall) -> Result<String, String> {
-    let mut out = String::new();
-    for (i, spec) in calls.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        call(spec, &mut out)?;
-    }
-    Ok(out)
-}
-
 /// Reasoning as `<think>…</think>`, left open when it was not closed.
 pub(crate) fn push_think(out: &mut String, text: &str, closed: bool) {
     out.push_str("<think>");
@@ -132,23 +117,4 @@ pub(crate) fn push_think(out: &mut String, text: &str, closed: bool) {
     if closed {
         out.push_str("</think>");
     }
-}
-
-/// A whole turn for the families that reason in `<think>`: reasoning as
-/// `<think>…</think>` (left open when it was not closed), text verbatim, each call
-/// as `call` writes it.
-pub(crate) fn think_turn(doc: &Document, call: WriteCall) -> Result<String, String> {
-    let mut out = String::new();
-    for item in &doc.items {
-        match item {
-            Item::Reasoning { text, closed, .. } => push_think(&mut out, text, *closed),
-            Item::Text { text, .. } => out.push_str(text),
-            Item::ToolCall { .. } => {
-                if let Some(spec) = call_of(item) {
-                    call(&spec, &mut out)?;
-                }
-            }
-        }
-    }
-    Ok(out)
 }

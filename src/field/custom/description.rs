@@ -46,6 +46,10 @@ pub struct Description {
     /// spelt by the wrappers of spec/reasoning.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_markers: Option<ReasoningMarkers>,
+    /// How the family renders calls, results and turns (CF-26); without it the
+    /// family does not render.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<super::render::Render>,
 }
 
 /// How a family reads the reasoning wrappers of the `reasoning_markers` option

@@ -27,6 +27,7 @@
 
 mod description;
 mod machine;
+mod render;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -37,14 +38,17 @@ pub use description::{
     Arguments, Captures, Description, EndInBlock, Entries, NameCleaning, ReasoningMarkers,
 };
 pub use machine::CustomMachine;
+pub use render::Render;
 
 use crate::field::grammars::{FIELD_JSON, REASONING};
 use crate::field::reasoning::Spelling;
+use crate::field::render_input::{CallSpec, ResultSpec};
 use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::fold::Fold;
 use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
 use machine::{Compiled, Entry, Roles, Settings, Wrapping};
+use render::Renderer;
 
 /// A family's options, as given in JSON (CF-4, CF-19): the keys of every field
 /// family (FD-3), and `reasoning_markers` for a family whose description has the
@@ -208,6 +212,7 @@ pub fn description_schema() -> Value {
 pub struct Family {
     description: Description,
     compiled: Arc<Compiled>,
+    renderer: Option<Arc<Renderer>>,
 }
 
 impl Family {
@@ -340,9 +345,16 @@ impl Family {
             start_in_reasoning: description.start_in_reasoning,
             wrapping,
         };
+        let renderer = description
+            .render
+            .as_ref()
+            .map(|r| Renderer::new(&description.name, r).map(Arc::new))
+            .transpose()
+            .map_err(FamilyError::Description)?;
         Ok(Family {
             description,
             compiled: Arc::new(compiled),
+            renderer,
         })
     }
 
@@ -433,6 +445,60 @@ impl Family {
     /// Parses a whole document (the streaming machinery, fed once).
     pub fn parse(&self, input: &str, options: &Options) -> Result<Document, FamilyError> {
         Ok(self.parse_events(input, options)?.0)
+    }
+
+    /// Whether the family renders (CF-26: its description has `render`).
+    pub fn renders(&self) -> bool {
+        self.renderer.is_some()
+    }
+
+    /// The renderer, or the message of a family that does not render.
+    fn renderer(&self) -> Result<&Renderer, String> {
+        self.renderer
+            .as_deref()
+            .ok_or_else(|| format!("{} does not render", self.description.name))
+    }
+
+    /// Renders JSON into the family's text (`idiolect render`, CF-26): `what` is
+    /// `calls`, `results` or `turn`, `input` the JSON to render, `options` the
+    /// family's options as JSON (a turn's reasoning follows `reasoning_markers`).
+    pub fn render(
+        &self,
+        what: Option<&str>,
+        input: &Value,
+        options: &Value,
+    ) -> Result<String, String> {
+        let options: Options = if options.is_null() {
+            Options::default()
+        } else {
+            serde_json::from_value(options.clone()).map_err(|e| e.to_string())?
+        };
+        let spellings = self.spellings(&options)?;
+        self.renderer()?.render(what, input, spellings.as_deref())
+    }
+
+    /// Tool calls as the family's template writes them together (CF-26).
+    pub fn render_calls(&self, calls: &[CallSpec]) -> Result<String, String> {
+        self.renderer()?.render_calls(calls)
+    }
+
+    /// Tool results as the family's template writes them (CF-26).
+    pub fn render_results(&self, results: &[ResultSpec]) -> Result<String, String> {
+        self.renderer()?.render_results(results)
+    }
+
+    /// A whole turn as the family's template writes it (CF-26): parsing it gives
+    /// the turn back when its text and reasoning hold no markers and its calls are
+    /// complete.
+    pub fn render_turn(&self, doc: &Document, options: &Options) -> Result<String, String> {
+        let spellings = self.spellings(options)?;
+        self.renderer()?.render_turn(doc, spellings.as_deref())
+    }
+
+    /// The accepted reasoning spellings of CF-19's key (`None` without it).
+    fn spellings(&self, options: &Options) -> Result<Option<Vec<Spelling>>, String> {
+        let settings = self.settings(options).map_err(|e| e.to_string())?;
+        Ok(self.compiled.wrapping.as_ref().map(|_| settings.spellings))
     }
 
     /// Parses a whole document and also returns its events.

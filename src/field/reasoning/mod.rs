@@ -15,11 +15,6 @@
 //! ```
 
 pub mod family;
-mod render;
 pub mod spelling;
 
-pub use render::render_turn;
 pub use spelling::Spelling;
-
-/// How the registry (`crate::session`) renders this family from JSON.
-pub(crate) use render::render as render_json;
