@@ -806,7 +806,7 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
 
 /// The field families whose state machine is still their own, by name: their
 /// place among the families is the table's (`field::families::TABLE`).
-const MACHINE_FAMILIES: [Dialect; 7] = [
+const MACHINE_FAMILIES: [Dialect; 6] = [
     Dialect::fixed(
         "deepseek-v3",
         "DeepSeek-V3/R1 tool calls: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a fenced JSON object; reasoning in <think>",
@@ -827,13 +827,6 @@ const MACHINE_FAMILIES: [Dialect; 7] = [
         open::<field::harmony::HarmonyMachine>,
         Some(field::harmony::render_json),
         schemas::<field::harmony::Options, field::Document>,
-    ),
-    Dialect::fixed(
-        "mistral",
-        "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
-        open::<field::mistral::MistralMachine>,
-        Some(field::mistral::render_json),
-        schemas::<field::mistral::Options, field::Document>,
     ),
     Dialect::fixed(
         "llama3-json",

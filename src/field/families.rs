@@ -85,7 +85,7 @@ pub const TABLE: &[Entry] = &[
     machine!("deepseek-v3"),
     machine!("deepseek-v3.1"),
     machine!("harmony"),
-    machine!("mistral"),
+    engine!("mistral", Some(super::mistral::render_json)),
     machine!("llama3-json"),
     machine!("pythonic"),
     machine!("reasoning"),

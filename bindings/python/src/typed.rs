@@ -24,7 +24,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use idiolect::field::{self, deepseek, harmony, llama3_json, mistral, pythonic, reasoning};
+use idiolect::field::{self, deepseek, harmony, llama3_json, pythonic, reasoning};
 use idiolect::fold::{fold_whole, fold_whole_str, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
@@ -934,7 +934,6 @@ pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
         "deepseek-v3" => family.deepseek(deepseek::Variant::V3, "deepseek-v3"),
         "deepseek-v3.1" => family.deepseek(deepseek::Variant::V31, "deepseek-v3.1"),
         "harmony" => family.generic::<harmony::HarmonyMachine>(),
-        "mistral" => family.generic::<mistral::MistralMachine>(),
         "llama3-json" => family.generic::<llama3_json::Llama3JsonMachine>(),
         "pythonic" => family.generic::<pythonic::PythonicMachine>(),
         "reasoning" => family.generic::<reasoning::ReasoningMachine>(),
