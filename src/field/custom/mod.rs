@@ -808,7 +808,7 @@ mod tests {
         ];
         for (options, expected) in cases {
             let options: Options = serde_json::from_value(options).unwrap();
-            let message = family.parser(&options).err().expect("refused").to_string();
+            let message = family.machine(&options).expect_err("refused").to_string();
             assert!(message.contains(expected), "{message:?} lacks {expected:?}");
         }
         let schema = family.options_schema();
