@@ -556,6 +556,8 @@ enum Kind {
     Engine {
         family: &'static field::custom::Family,
         name: &'static str,
+        /// Its Rust renderer, where its description has none (the table's entry).
+        render: Option<RenderFn>,
     },
 }
 
@@ -604,7 +606,7 @@ impl Dialect {
     pub fn renders(&self) -> bool {
         match self.kind {
             Kind::Fixed { render, .. } => render.is_some(),
-            Kind::Engine { family, .. } => family.renders(),
+            Kind::Engine { family, render, .. } => render.is_some() || family.renders(),
         }
     }
 
@@ -623,6 +625,10 @@ impl Dialect {
                 Some(render) => render(what, input, options),
                 None => Err(format!("{} does not render", self.name)),
             },
+            Kind::Engine {
+                render: Some(render),
+                ..
+            } => render(what, input, options),
             Kind::Engine { family, .. } => family.render(what, input, options),
         }
     }
@@ -718,6 +724,7 @@ pub fn dialects() -> &'static [Dialect] {
                         kind: Kind::Engine {
                             family,
                             name: entry.name,
+                            render: entry.render,
                         },
                     }
                 }
@@ -778,20 +785,13 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
 
 /// The field families whose state machine is still their own, by name: their
 /// place among the families is the table's (`field::families::TABLE`).
-const MACHINE_FAMILIES: [Dialect; 4] = [
+const MACHINE_FAMILIES: [Dialect; 3] = [
     Dialect::fixed(
         "harmony",
         "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
         open::<field::harmony::HarmonyMachine>,
         Some(field::harmony::render_json),
         schemas::<field::harmony::Options, field::Document>,
-    ),
-    Dialect::fixed(
-        "mistral",
-        "Mistral tool calls after [TOOL_CALLS]: a JSON array (v3, v7) or NAME[CALL_ID]ID[ARGS]{json} (v11, v13); reasoning in [THINK]",
-        open::<field::mistral::MistralMachine>,
-        Some(field::mistral::render_json),
-        schemas::<field::mistral::Options, field::Document>,
     ),
     Dialect::fixed(
         "llama3-json",

@@ -22,7 +22,7 @@ fn family(root: &Path, grammar: &str, description: &str) -> Result<Family, Strin
 }
 
 /// The first option of `options` that `family` does not have (its options are
-/// FD-3's, CF-4, and `reasoning_markers` with CF-19's key).
+/// FD-3's, CF-4, `reasoning_markers` with CF-19's key, and its own, CF-22).
 fn beyond_custom_options(family: &Family, options: &serde_json::Value) -> Option<String> {
     options
         .as_object()?
@@ -30,7 +30,7 @@ fn beyond_custom_options(family: &Family, options: &serde_json::Value) -> Option
         .find(|k| match k.as_str() {
             "start_in_reasoning" | "tools" => false,
             "reasoning_markers" => !family.has_reasoning_markers(),
-            _ => true,
+            other => !family.has_option(other),
         })
         .cloned()
 }

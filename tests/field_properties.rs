@@ -67,14 +67,6 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
             harmony::Parser::with_options(&of(&options)).expect("options"),
             chunks,
         ),
-        "mistral" => {
-            let options: mistral::Options =
-                serde_json::from_value(options.clone()).expect("case options");
-            run(
-                mistral::Parser::with_options(&options).expect("options"),
-                chunks,
-            )
-        }
         "llama3-json" => {
             let options: llama3_json::Options =
                 serde_json::from_value(options.clone()).expect("case options");
@@ -459,7 +451,9 @@ proptest! {
                     }
                 }
             }
-            prop_assert_eq!(mistral::parse(&text, &options), want, "{} {:?}", version, text);
+            let engine = field::families::family("mistral").expect("an engine family");
+            let parsed = engine.parse(&text, &serde_json::from_value::<field::custom::Options>(json!({"tokenizer_version": version})).expect("options")).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(parsed, want, "{} {:?}", version, text);
         }
     }
 

@@ -1,11 +1,14 @@
 //! The call object of hermes (spec/hermes.md HE-6 to HE-8) and of the custom
 //! families' `json_call_object` encoding (spec/custom-family.md CF-16, the same
-//! rules for any keys): after the call's opener, one JSON object whose members name
-//! the tool and hold its arguments, in any order.
+//! rules for any keys; ids, blocks and JSON reading: CF-23, CF-24): after the
+//! call's opener, one JSON object whose members name the tool, hold its arguments
+//! and maybe its id, in any order.
 //!
 //! The object is walked member by member with the entry rules of
-//! grammar/hermes.pest on the parsing machine: `object_open` up to the first key's
-//! value, `member_value`, and `member_next` up to the next key's value or the `}`.
+//! grammar/hermes.pest (values read for their extent) or, read as JSON, of
+//! grammar/json-call-object.pest on the parsing machine: `object_open` up to the
+//! first key's value, `member_value`, and `member_next` up to the next key's value
+//! or the `}`.
 //! A key is checked as soon as its closing quote has arrived.
 //! Each unit's bytes stay in the re-entry layer's buffer until the unit ends (the
 //! machine re-reads them when it backtracks), while its events go out at once: after
@@ -19,7 +22,7 @@ use crate::field::grammars;
 use crate::field::input::Input;
 use crate::field::probe::rule;
 use crate::field::{Emitter, Event};
-use crate::machine::{Outcome, ParsingMachine, RuleId};
+use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 
 /// Nesting bound of the machine (pending calls and choices, two per level of
 /// brackets): input nested deeper than 32,768 levels is malformed where it reaches
@@ -37,10 +40,18 @@ struct Rules {
 }
 
 impl Rules {
-    fn get() -> &'static Rules {
-        static RULES: OnceLock<Rules> = OnceLock::new();
-        RULES.get_or_init(|| {
-            let p = grammars::hermes();
+    /// The rules of the loose walk (hermes' HE-7) or, with `json`, of the JSON one
+    /// (CF-24).
+    fn get(json: bool) -> &'static Rules {
+        static LOOSE: OnceLock<Rules> = OnceLock::new();
+        static JSON: OnceLock<Rules> = OnceLock::new();
+        let (rules, program): (_, fn() -> &'static Program) = if json {
+            (&JSON, grammars::json_call_object)
+        } else {
+            (&LOOSE, grammars::hermes)
+        };
+        rules.get_or_init(|| {
+            let p = program();
             Rules {
                 object_open: rule(p, "object_open"),
                 key_alone: rule(p, "key_alone"),
@@ -53,14 +64,19 @@ impl Rules {
     }
 }
 
-/// The keys that name the tool and hold the arguments (hermes: `name`;
-/// `arguments` and `parameters`).
+/// The keys that name the tool, hold the arguments and the id (hermes: `name`;
+/// `arguments` and `parameters`; no id), and how members are read.
 #[derive(Clone, Debug)]
 pub struct ObjectKeys {
     /// Keys whose string value is the tool's name.
     pub name: Vec<String>,
     /// Keys whose value is the arguments.
     pub arguments: Vec<String>,
+    /// Keys whose string value is the call's id (CF-23): with any, the call starts
+    /// once its id is decided.
+    pub id: Vec<String>,
+    /// Members read as JSON (CF-24) rather than for their extent.
+    pub json: bool,
 }
 
 /// Which unit of the object is being read.
@@ -76,6 +92,7 @@ enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Value {
     Name,
+    Id,
     /// The arguments, streamed as their bytes arrive (the call has started and the
     /// value is not a string).
     ArgumentsLive,
@@ -94,6 +111,13 @@ pub enum ObjectEnd {
     /// No call: the bytes from the opener up to this absolute offset are prose, and
     /// scanning goes on from it.
     Prose(usize),
+    /// In a block: an object without a name ended at this absolute offset (one
+    /// past its `}`); its bytes are markup and the block goes on (CF-23).
+    Skipped(usize),
+    /// In a block: before a call started, the character at this absolute offset
+    /// cannot continue the object; the bytes before it are markup, and it and what
+    /// follows are prose (CF-23).
+    Stopped(usize),
     /// The call ended complete at this absolute offset (one past the `}`); the
     /// family's after-call rule runs there.
     Called(usize),
@@ -147,15 +171,28 @@ pub struct CallObject {
     /// Whether the arguments are a JSON object as written or unwrapped (FD-2: a
     /// call whose arguments are another JSON value is not complete).
     arguments_object: bool,
-    /// Arguments read before the name was.
+    /// Arguments read before the call started.
     held_arguments: Option<String>,
+    /// Where arguments being read before the call started begin (absolute).
+    held_from: Option<usize>,
+    /// With id keys: the name, read before the call started.
+    name: Option<String>,
+    /// With id keys: the id, read before the call started.
+    id: Option<String>,
+    /// Whether the object is in a block (CF-23).
+    block: bool,
 }
 
 impl CallObject {
     /// A reader for objects with these keys.
     pub fn new(keys: ObjectKeys) -> Self {
-        let r = Rules::get();
-        let mut machine = ParsingMachine::new(grammars::hermes());
+        let r = Rules::get(keys.json);
+        let program = if keys.json {
+            grammars::json_call_object()
+        } else {
+            grammars::hermes()
+        };
+        let mut machine = ParsingMachine::new(program);
         machine.capture_only(&[r.member_name, r.object_close]);
         machine.set_depth_limit(DEPTH);
         CallObject {
@@ -172,11 +209,20 @@ impl CallObject {
             arguments_seen: false,
             arguments_object: false,
             held_arguments: None,
+            held_from: None,
+            name: None,
+            id: None,
+            block: false,
         }
     }
 
-    /// Starts a call object whose opener spans `unit_start..at`.
-    pub fn begin(&mut self, unit_start: usize, at: usize) {
+    fn rules(&self) -> &'static Rules {
+        Rules::get(self.keys.json)
+    }
+
+    /// Starts a call object whose opener spans `unit_start..at`; `block`: it is in
+    /// a block of call objects (CF-23).
+    pub fn begin(&mut self, unit_start: usize, at: usize, block: bool) {
         self.unit_start = unit_start;
         self.value = Value::Other;
         self.emitted = at;
@@ -184,7 +230,16 @@ impl CallObject {
         self.arguments_seen = false;
         self.arguments_object = false;
         self.held_arguments = None;
-        self.run(Step::Key, Rules::get().object_open, at);
+        self.held_from = None;
+        self.name = None;
+        self.id = None;
+        self.block = block;
+        self.run(Step::Key, self.rules().object_open, at);
+    }
+
+    /// Whether the current object is in a block of call objects (CF-23).
+    pub fn in_block(&self) -> bool {
+        self.block
     }
 
     /// Where the opener of the current object starts.
@@ -215,7 +270,7 @@ impl CallObject {
         if self.key_checked {
             return Ok(());
         }
-        let Some((from, to)) = self.closed(Rules::get().member_name) else {
+        let Some((from, to)) = self.closed(self.rules().member_name) else {
             return Ok(());
         };
         let bad = self.run_start + to - 1;
@@ -223,6 +278,8 @@ impl CallObject {
         let key = key.as_ref();
         self.key = if self.keys.name.iter().any(|k| k == key) {
             Value::Name
+        } else if self.keys.id.iter().any(|k| k == key) {
+            Value::Id
         } else if self.keys.arguments.iter().any(|k| k == key) {
             Value::ArgumentsHeld
         } else {
@@ -250,7 +307,7 @@ impl CallObject {
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) -> ObjectEnd {
-        let r = Rules::get();
+        let r = self.rules();
         let end = base + pending.len();
         loop {
             let unit = &pending[self.run_start - base..];
@@ -265,6 +322,10 @@ impl CallObject {
                     if self.value == Value::ArgumentsLive && self.step == Step::Value {
                         emitter.arguments_delta(&pending[self.emitted - base..], end, out);
                         self.emitted = end;
+                    }
+                    if eof && !self.started && self.name.is_some() {
+                        // Cut with its name read: the call starts without id (CF-23).
+                        self.start_pending(end, pending, base, emitter, out);
                     }
                     if eof && self.started {
                         // Cut inside the object (HE-10).
@@ -310,6 +371,7 @@ impl CallObject {
                         return self.invalid(bad, pending, base, emitter, out);
                     }
                     // `at` is the value's first byte (the key's unit ended there).
+                    self.held_from = None;
                     self.value = match self.key {
                         Value::ArgumentsHeld if self.arguments_seen => Value::Other,
                         Value::ArgumentsHeld
@@ -319,6 +381,10 @@ impl CallObject {
                             self.emitted = at;
                             self.arguments_object = pending.as_bytes()[at - base] == b'{';
                             Value::ArgumentsLive
+                        }
+                        Value::ArgumentsHeld => {
+                            self.held_from = Some(at);
+                            Value::ArgumentsHeld
                         }
                         other => other,
                     };
@@ -330,6 +396,7 @@ impl CallObject {
                         self.emitted = at;
                     }
                     let raw = &pending[self.run_start - base..at - base];
+                    self.held_from = None;
                     if let Err(bad) = self.value_done(raw, at, emitter, out) {
                         return self.invalid(bad, pending, base, emitter, out);
                     }
@@ -351,20 +418,32 @@ impl CallObject {
     ) -> Result<(), usize> {
         match self.value {
             Value::Name => {
-                if self.started {
+                if self.started || self.name.is_some() {
                     // A second name: the first one stands (HE-6).
                     return Ok(());
                 }
-                let name = json_string(raw).ok_or(at - 1)?;
-                // The call breaks out of open reasoning (HE-11, CF-11).
-                if emitter.in_reasoning() {
-                    emitter.reasoning_end(true, self.unit_start, out);
+                let name = match json_string(raw) {
+                    // Read as JSON, only a non-empty string names (CF-24).
+                    Some(name) if self.keys.json && name.is_empty() => return Ok(()),
+                    None if self.keys.json => return Ok(()),
+                    name => name.ok_or(at - 1)?,
+                };
+                if self.keys.id.is_empty() || self.id.is_some() {
+                    self.start(name.into_owned(), at, emitter, out);
+                } else {
+                    // The call starts once its id is decided (CF-23).
+                    self.name = Some(name.into_owned());
                 }
-                emitter.markup(self.unit_start, out);
-                emitter.call_start(None, name, at, out);
-                self.started = true;
-                if let Some(arguments) = self.held_arguments.take() {
-                    emitter.arguments_delta(&arguments, at, out);
+            }
+            Value::Id => {
+                if self.started || self.id.is_some() {
+                    return Ok(());
+                }
+                if let Some(id) = json_string(raw) {
+                    self.id = Some(id.into_owned());
+                    if let Some(name) = self.name.take() {
+                        self.start(name, at, emitter, out);
+                    }
                 }
             }
             Value::ArgumentsLive => self.arguments_seen = true,
@@ -373,7 +452,7 @@ impl CallObject {
                 // A string holding a JSON object stands for that object; any other
                 // string is its own JSON text, quotes and escapes as written (FD-2,
                 // HE-6): a client parses `arguments` whatever the model wrote.
-                let text = if raw.starts_with('"') {
+                let text = if raw.starts_with('"') && !self.keys.json {
                     let content = serde_json::from_str::<String>(raw).map_err(|_| at - 1)?;
                     if holds_object(&content) {
                         self.arguments_object = true;
@@ -397,9 +476,54 @@ impl CallObject {
         Ok(())
     }
 
+    /// The call starts at `at` (its name and id decided): open reasoning ends
+    /// (HE-11, CF-11), the opener and the object so far are its start, and
+    /// arguments read before it are one delta.
+    fn start(&mut self, name: String, at: usize, emitter: &mut Emitter, out: &mut Vec<Event>) {
+        if emitter.in_reasoning() {
+            emitter.reasoning_end(true, self.unit_start, out);
+        }
+        emitter.markup(self.unit_start, out);
+        emitter.call_start(self.id.take(), name, at, out);
+        self.started = true;
+        if let Some(arguments) = self.held_arguments.take() {
+            emitter.arguments_delta(&arguments, at, out);
+        }
+    }
+
+    /// The object stops at `at` (a character that cannot continue it, or the end
+    /// of input) with its name read and its id not: the call starts there without
+    /// id, with the arguments read so far (CF-23).
+    fn start_pending(
+        &mut self,
+        at: usize,
+        pending: &str,
+        base: usize,
+        emitter: &mut Emitter,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(name) = self.name.take() else {
+            return;
+        };
+        if let Some(from) = self.held_from.take() {
+            self.arguments_seen = true;
+            self.held_arguments = Some(pending[from - base..at - base].to_string());
+        }
+        self.start(name, at, emitter, out);
+    }
+
     /// The object ended at `end` (one past its `}`).
     fn complete(&mut self, end: usize, emitter: &mut Emitter, out: &mut Vec<Event>) -> ObjectEnd {
+        if let Some(name) = self.name.take() {
+            // The object ended without an id (CF-23).
+            self.start(name, end, emitter, out);
+        }
         if !self.started {
+            if self.block {
+                // No name, in a block: markup, and the block goes on (CF-23).
+                emitter.markup(end, out);
+                return ObjectEnd::Skipped(end);
+            }
             // No name: not a call (HE-6).
             return ObjectEnd::Prose(end);
         }
@@ -421,6 +545,14 @@ impl CallObject {
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) -> ObjectEnd {
+        if !self.started && self.name.is_some() {
+            self.start_pending(bad, pending, base, emitter, out);
+        }
+        if !self.started && self.block {
+            // In a block: the object's bytes before it are markup (CF-23).
+            emitter.markup(bad, out);
+            return ObjectEnd::Stopped(bad);
+        }
         if !self.started {
             // Not a call: the unit up to and including that character is prose.
             let char_len = pending[bad - base..]

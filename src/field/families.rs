@@ -18,7 +18,14 @@
 
 use std::sync::OnceLock;
 
+use serde_json::Value;
+
 use super::custom::Family;
+
+/// Renders JSON into a family's text (`idiolect render`) where its description
+/// cannot say how (CF-26): `what` selects among its renderings.
+pub type RenderFn =
+    fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
 
 /// How a family is defined.
 #[derive(Clone, Copy, Debug)]
@@ -45,15 +52,24 @@ pub struct Entry {
     pub name: &'static str,
     /// How it is defined.
     pub definition: Definition,
+    /// A renderer of its own in Rust, for an engine family whose rendering its
+    /// description cannot say (mistral's varies with `tokenizer_version`, MI-17).
+    pub render: Option<RenderFn>,
 }
 
 /// An engine family's entry: its files in grammar/ by name (the grammar's by the
 /// stem given after the name, where it is shared).
 macro_rules! engine {
     ($name:literal) => {
-        engine!($name, $name)
+        engine!($name, $name, None)
+    };
+    ($name:literal, render = $render:expr) => {
+        engine!($name, $name, Some($render))
     };
     ($name:literal, $grammar:literal) => {
+        engine!($name, $grammar, None)
+    };
+    ($name:literal, $grammar:literal, $render:expr) => {
         Entry {
             name: $name,
             definition: Definition::Engine {
@@ -61,6 +77,7 @@ macro_rules! engine {
                 grammar: include_str!(concat!("../../grammar/", $grammar, ".pest")),
                 description: include_str!(concat!("../../grammar/", $name, ".family.json")),
             },
+            render: $render,
         }
     };
 }
@@ -71,6 +88,7 @@ macro_rules! machine {
         Entry {
             name: $name,
             definition: Definition::Machine,
+            render: None,
         }
     };
 }
@@ -82,7 +100,7 @@ pub const TABLE: &[Entry] = &[
     engine!("deepseek-v3", "deepseek"),
     engine!("deepseek-v3.1", "deepseek"),
     machine!("harmony"),
-    machine!("mistral"),
+    engine!("mistral", render = super::mistral::render_json),
     machine!("llama3-json"),
     machine!("pythonic"),
     engine!("reasoning", "reasoning-dialect"),

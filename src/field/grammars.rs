@@ -14,8 +14,9 @@ pub const FIELD_JSON: &str = include_str!("../../grammar/field-json.pest");
 /// The text of grammar/harmony.pest.
 pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
 
-/// The text of grammar/mistral.pest.
-pub const MISTRAL: &str = include_str!("../../grammar/mistral.pest");
+/// The text of grammar/json-call-object.pest: a call object's walk read as JSON
+/// (spec/custom-family.md CF-24).
+pub const JSON_CALL_OBJECT: &str = include_str!("../../grammar/json-call-object.pest");
 
 /// A field grammar: the files it joins and their texts.
 struct Source {
@@ -52,10 +53,10 @@ fn sources() -> [(&'static str, Source); 7] {
             ),
         ),
         (
-            "MISTRAL",
+            "JSON_CALL_OBJECT",
             source(
-                &["mistral", "field-json", "reasoning"],
-                &[MISTRAL, FIELD_JSON, REASONING],
+                &["json-call-object", "field-json"],
+                &[JSON_CALL_OBJECT, FIELD_JSON],
             ),
         ),
         (
@@ -100,11 +101,10 @@ pub fn harmony() -> &'static Program {
     PROGRAM.get_or_init(|| program("HARMONY"))
 }
 
-/// The program of grammar/mistral.pest with grammar/field-json.pest and
-/// grammar/reasoning.pest.
-pub fn mistral() -> &'static Program {
+/// The program of grammar/json-call-object.pest with grammar/field-json.pest.
+pub fn json_call_object() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("MISTRAL"))
+    PROGRAM.get_or_init(|| program("JSON_CALL_OBJECT"))
 }
 
 /// The text of grammar/hermes.pest.

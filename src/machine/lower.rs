@@ -558,6 +558,7 @@ pub(super) mod tests {
             "grammar/field-json.pest",
             "grammar/reasoning.pest",
         ],
+        &["grammar/json-call-object.pest", "grammar/field-json.pest"],
         &["grammar/hermes.pest", "grammar/reasoning.pest"],
         &["grammar/qwen3-coder.pest", "grammar/reasoning.pest"],
         &[

@@ -78,6 +78,11 @@ oracle!(
     "grammar/reasoning.pest"
 );
 oracle!(
+    json_call_object_oracle,
+    "grammar/json-call-object.pest",
+    "grammar/field-json.pest"
+);
+oracle!(
     hermes_oracle,
     "grammar/hermes.pest",
     "grammar/reasoning.pest"
@@ -490,6 +495,11 @@ proptest! {
     }
 
     #[test]
+    fn json_call_object_and_field_json_rules_agree_with_pest(seed in any::<u64>()) {
+        check_grammar::<json_call_object_oracle::Oracle>(&grammar_text(&["grammar/json-call-object.pest", "grammar/field-json.pest"]), seed)?;
+    }
+
+    #[test]
     fn llama3_json_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
         check_grammar::<llama3_json_oracle::Oracle>(&grammar_text(&["grammar/llama3-json.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
     }
@@ -777,7 +787,7 @@ fn every_grammar_of_the_crate_compiles() {
     assert!(crate::field::grammars::harmony()
         .rule("recipient")
         .is_some());
-    assert!(crate::field::grammars::mistral()
+    assert!(crate::field::grammars::json_call_object()
         .rule("member_name")
         .is_some());
 }

@@ -386,7 +386,6 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
     }
     match family {
         Family::Harmony => field::harmony::parse(text, &typed(options)),
-        Family::Mistral => field::mistral::parse(text, &typed(options)),
         Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
         Family::Pythonic => field::pythonic::parse(text, &typed(options)),
         _ => unreachable!("{} is run by the engine", family.name()),
@@ -501,10 +500,6 @@ fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected 
     match family {
         Family::Harmony => stream(
             field::harmony::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        Family::Mistral => stream(
-            field::mistral::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
         Family::Llama3Json => stream(

@@ -2,6 +2,7 @@
 //! chat-turn model (spec/custom-family.md, CF-n). Unknown keys are refused at every
 //! level, so a misspelt key is an error naming it, never a silently ignored setting.
 
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +51,58 @@ pub struct Description {
     /// family does not render.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render: Option<super::render::Render>,
+    /// Options of the family's own, by name: each chooses entry rules by its value
+    /// (CF-22).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub options: IndexMap<String, FamilyOption>,
 }
+
+/// An option of the family's own (CF-22): a string among `values`, each value
+/// choosing entry rules.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyOption {
+    /// What the option says, for its schema.
+    pub description: String,
+    /// The value when the options do not give one (one of `values`).
+    pub default: String,
+    /// The values, in the order the schema lists them.
+    pub values: IndexMap<String, OptionValue>,
+}
+
+/// One value of a family's option (CF-22).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionValue {
+    /// What the value means, for the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The entry rules it replaces while chosen: description key (`entries.text`,
+    /// `reasoning_markers.plain`, …) to rule.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub rules: IndexMap<String, String>,
+}
+
+/// The description keys whose rule an option's value may replace (CF-22): the
+/// entry rules.
+pub const REPLACEABLE: [&str; 12] = [
+    "entries.text",
+    "entries.reasoning",
+    "entries.call_body",
+    "entries.value_end",
+    "entries.value_nested",
+    "entries.arguments_end",
+    "entries.object_end",
+    "entries.after_call",
+    "entries.skip",
+    "reasoning_markers.plain",
+    "arguments.object",
+    "arguments.special_marker",
+];
+
+/// The options every field family has (FD-3, CF-19): no family option takes
+/// their names.
+pub const FIELD_OPTIONS: [&str; 3] = ["start_in_reasoning", "tools", "reasoning_markers"];
 
 /// How a family reads the reasoning wrappers of the `reasoning_markers` option
 /// (CF-19).
@@ -108,6 +160,10 @@ pub struct Entries {
     /// of malformed arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments_end: Option<String>,
+    /// Call objects: run after a call object (CF-16, CF-23; default:
+    /// `arguments_end`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_end: Option<String>,
     /// Run right after a call ended complete (default: none, prose follows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_call: Option<String>,
@@ -175,6 +231,10 @@ pub enum Arguments {
         /// it matches inside the arguments, they end there (CF-18).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         special_marker: Option<String>,
+        /// Call objects beside the named calls: a match holding
+        /// `captures.call_open` is followed by one (CF-23).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_object: Option<CallObjectKeys>,
     },
     /// One JSON object holding the name and the arguments (CF-16), as hermes and
     /// llama3-json write `{"name": ..., "arguments": {...}}`.
@@ -186,6 +246,12 @@ pub enum Arguments {
         /// The keys whose value is the arguments (the first that occurs counts).
         #[serde(default = "default_arguments_keys")]
         arguments_keys: Vec<String>,
+        /// The keys whose string value is the call's id (CF-23; default none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        id_keys: Vec<String>,
+        /// How the members are read (CF-24).
+        #[serde(default)]
+        values: ObjectValues,
     },
     /// Key/value parameters, typed by the tools' schemas (CF-9).
     Parameters {
@@ -194,6 +260,39 @@ pub enum Arguments {
         #[serde(default)]
         strip_newlines: bool,
     },
+}
+
+/// The keys of call objects read beside named calls (CF-23): those of the
+/// `json_call_object` encoding, with its defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallObjectKeys {
+    /// The keys whose string value is the tool's name (the first that occurs
+    /// counts).
+    #[serde(default = "default_name_keys")]
+    pub name_keys: Vec<String>,
+    /// The keys whose value is the arguments (the first that occurs counts).
+    #[serde(default = "default_arguments_keys")]
+    pub arguments_keys: Vec<String>,
+    /// The keys whose string value is the call's id (default none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub id_keys: Vec<String>,
+    /// How the members are read (CF-24).
+    #[serde(default)]
+    pub values: ObjectValues,
+}
+
+/// How a call object's members are read (CF-24).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectValues {
+    /// Values read for their extent (hermes' HE-7); a string holding an object
+    /// stands for that object.
+    #[default]
+    Loose,
+    /// JSON as written, read with idiolect's JSON grammar; arguments are the value
+    /// as written.
+    Json,
 }
 
 fn default_name_keys() -> Vec<String> {
@@ -289,6 +388,7 @@ impl Description {
                 ("entries.value_end", e.value_end.is_some()),
                 ("entries.value_nested", e.value_nested.is_some()),
                 ("entries.arguments_end", e.arguments_end.is_some()),
+                ("entries.object_end", e.object_end.is_some()),
                 ("entries.after_call", e.after_call.is_some()),
                 ("entries.skip", e.skip.is_some()),
                 ("captures.name", c.name.is_some()),
@@ -314,14 +414,25 @@ impl Description {
             Arguments::Json {
                 object,
                 special_marker,
+                call_object,
             } => {
                 named.push(("arguments.object", Some(object)));
                 named.push(("arguments.special_marker", special_marker.as_deref()));
                 named.push(("entries.arguments_end", e.arguments_end.as_deref()));
-                &["captures.name", "entries.arguments_end"]
+                if call_object.is_some() {
+                    named.push(("entries.object_end", e.object_end.as_deref()));
+                    &[
+                        "captures.name",
+                        "entries.arguments_end",
+                        "captures.call_open",
+                    ]
+                } else {
+                    &["captures.name", "entries.arguments_end"]
+                }
             }
             Arguments::JsonCallObject { .. } => {
                 named.push(("entries.arguments_end", e.arguments_end.as_deref()));
+                named.push(("entries.object_end", e.object_end.as_deref()));
                 &["captures.call_open", "entries.arguments_end"]
             }
             Arguments::Parameters { .. } => {
@@ -348,33 +459,38 @@ impl Description {
                 ));
             }
         }
-        let misplaced: &[(&str, bool)] = match arguments {
-            Arguments::JsonCallObject { .. } => &[
+        // The keys only the parameters encoding reads.
+        let parameters_only = [
+            ("entries.call_body", e.call_body.is_some()),
+            ("entries.value_end", e.value_end.is_some()),
+            ("entries.value_nested", e.value_nested.is_some()),
+            ("captures.nested_open", c.nested_open.is_some()),
+            ("captures.nested_close", c.nested_close.is_some()),
+            ("captures.parameter", c.parameter.is_some()),
+            ("captures.call_close", c.call_close.is_some()),
+        ];
+        let mut misplaced: Vec<(&str, bool)> = match arguments {
+            Arguments::JsonCallObject { .. } => vec![
                 ("captures.name", c.name.is_some()),
                 ("captures.id", c.id.is_some()),
-                ("entries.call_body", e.call_body.is_some()),
-                ("entries.value_end", e.value_end.is_some()),
-                ("entries.value_nested", e.value_nested.is_some()),
-                ("captures.nested_open", c.nested_open.is_some()),
-                ("captures.nested_close", c.nested_close.is_some()),
-                ("captures.parameter", c.parameter.is_some()),
-                ("captures.call_close", c.call_close.is_some()),
             ],
-            Arguments::Json { .. } => &[
+            Arguments::Json {
+                call_object: Some(_),
+                ..
+            } => Vec::new(),
+            Arguments::Json { .. } => vec![
                 ("captures.call_open", c.call_open.is_some()),
-                ("entries.call_body", e.call_body.is_some()),
-                ("entries.value_end", e.value_end.is_some()),
-                ("entries.value_nested", e.value_nested.is_some()),
-                ("captures.nested_open", c.nested_open.is_some()),
-                ("captures.nested_close", c.nested_close.is_some()),
-                ("captures.parameter", c.parameter.is_some()),
-                ("captures.call_close", c.call_close.is_some()),
+                ("entries.object_end", e.object_end.is_some()),
             ],
-            Arguments::Parameters { .. } => &[
+            Arguments::Parameters { .. } => vec![
                 ("entries.arguments_end", e.arguments_end.is_some()),
+                ("entries.object_end", e.object_end.is_some()),
                 ("captures.call_open", c.call_open.is_some()),
             ],
         };
+        if !matches!(arguments, Arguments::Parameters { .. }) {
+            misplaced.extend(parameters_only);
+        }
         if let Some((key, _)) = misplaced.iter().find(|(_, present)| *present) {
             return Err(format!(
                 "key `{key}` does not apply to arguments encoding `{}`",
@@ -397,5 +513,63 @@ impl Description {
             .into_iter()
             .filter_map(|(k, r)| r.map(|r| (k, r)))
             .collect())
+    }
+
+    /// The family's options checked (CF-22) against the rules the description
+    /// names (`named`, from [`Description::rules`]): `Err` says which key is wrong.
+    /// Every rule a value names is returned with its key, for the caller to check
+    /// against the grammar.
+    pub fn option_rules(
+        &self,
+        named: &[(&'static str, &str)],
+    ) -> Result<Vec<(String, &str)>, String> {
+        let mut all = Vec::new();
+        let mut replaced: Vec<(&str, &str)> = Vec::new();
+        for (name, option) in &self.options {
+            let at = format!("options.{name}");
+            if FIELD_OPTIONS.contains(&name.as_str()) {
+                return Err(format!(
+                    "key `{at}`: option `{name}` is every field family's"
+                ));
+            }
+            if option.values.is_empty() {
+                return Err(format!(
+                    "key `{at}.values`: an option has at least one value"
+                ));
+            }
+            if !option.values.contains_key(&option.default) {
+                return Err(format!(
+                    "key `{at}.default`: `{}` is not one of its values",
+                    option.default
+                ));
+            }
+            for (value, chosen) in &option.values {
+                for (key, rule) in &chosen.rules {
+                    let here = format!("{at}.values.{value}.rules.{key}");
+                    if !REPLACEABLE.contains(&key.as_str()) {
+                        return Err(format!(
+                            "key `{here}`: a value replaces entry rules only ({})",
+                            REPLACEABLE.join(", ")
+                        ));
+                    }
+                    if !named.iter().any(|(k, _)| k == key) {
+                        return Err(format!(
+                            "key `{here}`: the description does not set `{key}`"
+                        ));
+                    }
+                    if let Some((_, other)) = replaced
+                        .iter()
+                        .find(|(k, o)| k == key && *o != name.as_str())
+                    {
+                        return Err(format!(
+                            "key `{here}`: option `{other}` replaces `{key}` too"
+                        ));
+                    }
+                    replaced.push((key.as_str(), name.as_str()));
+                    all.push((here, rule.as_str()));
+                }
+            }
+        }
+        Ok(all)
     }
 }

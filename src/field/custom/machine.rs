@@ -95,7 +95,7 @@ pub(crate) struct Roles {
 }
 
 /// A family compiled from its grammar and description.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Compiled {
     pub(crate) program: &'static Program,
     pub(crate) text: Entry,
@@ -105,6 +105,8 @@ pub(crate) struct Compiled {
     /// Inside a value that quotes an open nested opener (CF-17).
     pub(crate) value_nested: Option<Entry>,
     pub(crate) arguments_end: Option<Entry>,
+    /// After a call object (CF-23; default `arguments_end`).
+    pub(crate) object_end: Option<Entry>,
     pub(crate) after_call: Option<Entry>,
     pub(crate) skip: Option<Entry>,
     /// JSON encoding: the object rule.
@@ -125,7 +127,7 @@ pub(crate) struct Compiled {
 }
 
 /// How a family reads the reasoning wrappers (CF-19).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Wrapping {
     /// The option's default.
     pub(crate) default: Vec<Spelling>,
@@ -145,6 +147,8 @@ pub(crate) struct Settings {
     pub(crate) tools: Vec<Tool>,
     /// The accepted reasoning wrappers (empty without CF-19's key).
     pub(crate) spellings: Vec<Spelling>,
+    /// The chosen value of each option of the family's own (CF-22).
+    pub(crate) choice: Vec<usize>,
 }
 
 /// A family machine's reasoning wrappers (CF-19): which spellings apply, and the
@@ -157,6 +161,34 @@ struct Wrappers {
 }
 
 impl Compiled {
+    /// Makes `rule` the rule of the description's entry key `key` (CF-22; the key
+    /// was checked to be one of the entry rules the description sets).
+    pub(crate) fn replace(&mut self, key: &str, rule: RuleId) {
+        let entry = Entry::new(self.program, rule);
+        let slot = match key {
+            "entries.text" => &mut self.text,
+            "entries.reasoning" => &mut self.reasoning,
+            "entries.call_body" => self.call_body.get_or_insert(entry.clone()),
+            "entries.value_end" => self.value_end.get_or_insert(entry.clone()),
+            "entries.value_nested" => self.value_nested.get_or_insert(entry.clone()),
+            "entries.arguments_end" => self.arguments_end.get_or_insert(entry.clone()),
+            "entries.object_end" => self.object_end.get_or_insert(entry.clone()),
+            "entries.after_call" => self.after_call.get_or_insert(entry.clone()),
+            "entries.skip" => self.skip.get_or_insert(entry.clone()),
+            "arguments.special_marker" => self.special_marker.get_or_insert(entry.clone()),
+            "reasoning_markers.plain" => match self.wrapping.as_mut() {
+                Some(w) => &mut w.plain,
+                None => return,
+            },
+            "arguments.object" => {
+                self.object = Some(rule);
+                return;
+            }
+            _ => return,
+        };
+        *slot = entry;
+    }
+
     /// The entry rule inside a value: `value_nested` while the value quotes an open
     /// nested opener (CF-17), `value_end` otherwise.
     fn value_entry(&self, nested: bool) -> &Entry {
@@ -343,10 +375,14 @@ impl CustomMachine {
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
             Probing::ValueEnd => f.value_entry(self.values.nested()),
-            Probing::ArgumentsEnd { .. }
-            | Probing::Recover
-            | Probing::ObjectEnd
-            | Probing::SpecialEnd => f.arguments_end.as_ref().unwrap_or(&f.text),
+            Probing::ObjectEnd => f
+                .object_end
+                .as_ref()
+                .or(f.arguments_end.as_ref())
+                .unwrap_or(&f.text),
+            Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::SpecialEnd => {
+                f.arguments_end.as_ref().unwrap_or(&f.text)
+            }
             Probing::Special { .. } => f.special_marker.as_ref().unwrap_or(&f.text),
             Probing::Skip => f.skip.as_ref().unwrap_or(&f.text),
         };
@@ -390,10 +426,9 @@ impl CustomMachine {
         if self.captured(roles.cut, unit).is_some() {
             self.emitter.markup(end, out);
         } else if self.captured(roles.call_open, unit).is_some() {
-            if let Some(object) = self.object.as_mut() {
-                object.begin(start, end);
-                self.mode = Mode::Object;
-            }
+            // A block of call objects when the match opens one too (CF-23).
+            let block = self.captured(roles.block_open, unit).is_some();
+            self.begin_object(start, end, block, out);
         } else if let Some(raw) = self.captured(roles.name, unit) {
             let name = self.family.names.clean(raw);
             let id = self.captured(roles.id, unit).map(str::to_string);
@@ -437,6 +472,22 @@ impl CustomMachine {
             self.after_call(end);
         } else {
             self.emitter.markup(end, out);
+        }
+    }
+
+    /// A call object follows the match over `start..end` (CF-16); in a block, the
+    /// match is markup at once and ends open reasoning (CF-23).
+    fn begin_object(&mut self, start: usize, end: usize, block: bool, out: &mut Vec<Event>) {
+        if self.object.is_none() {
+            return;
+        }
+        if block {
+            self.leave_reasoning(start, out);
+            self.emitter.markup(end, out);
+        }
+        if let Some(object) = self.object.as_mut() {
+            object.begin(start, end, block);
+            self.mode = Mode::Object;
         }
     }
 
@@ -564,6 +615,11 @@ impl CustomMachine {
             Probing::SpecialEnd => {
                 self.emitter.call_end(false, end, out);
                 self.after_call(end);
+            }
+            Probing::ObjectEnd if self.captured(self.family.roles.call_open, unit).is_some() => {
+                // Another call object follows, in the same block (CF-23).
+                let block = self.object.as_ref().is_some_and(CallObject::in_block);
+                self.begin_object(start, end, block, out);
             }
             Probing::Skip | Probing::ObjectEnd => {
                 self.emitter.markup(end, out);
@@ -824,8 +880,15 @@ impl Machine for CustomMachine {
                             self.pos = to;
                             self.mode = Mode::Prose;
                         }
-                        ObjectEnd::Called(at) => self.start_probe(Probing::ObjectEnd, at),
+                        ObjectEnd::Called(at) | ObjectEnd::Skipped(at) => {
+                            self.start_probe(Probing::ObjectEnd, at)
+                        }
                         ObjectEnd::Malformed(at) => self.skip(at),
+                        ObjectEnd::Stopped(at) => {
+                            // The block ends there (CF-23).
+                            self.pos = at;
+                            self.mode = Mode::Prose;
+                        }
                     }
                 }
                 Mode::Prose => {

@@ -32,10 +32,12 @@ mod render;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use indexmap::IndexMap;
 use serde_json::Value;
 
 pub use description::{
-    Arguments, Captures, Description, EndInBlock, Entries, NameCleaning, ReasoningMarkers,
+    Arguments, CallObjectKeys, Captures, Description, EndInBlock, Entries, FamilyOption,
+    NameCleaning, ObjectValues, OptionValue, ReasoningMarkers,
 };
 pub use machine::CustomMachine;
 pub use render::Render;
@@ -50,13 +52,15 @@ use crate::reentry::Stream;
 use machine::{Compiled, Entry, Roles, Settings, Wrapping};
 use render::Renderer;
 
-/// A family's options, as given in JSON (CF-4, CF-19): the keys of every field
-/// family (FD-3), and `reasoning_markers` for a family whose description has the
-/// key of CF-19. A key left out takes the description's default.
+/// A family's options, as given in JSON (CF-4, CF-19, CF-22): the keys of every
+/// field family (FD-3), `reasoning_markers` for a family whose description has the
+/// key of CF-19, and the options its description declares. A key left out takes
+/// the description's default; a key the family does not have is refused when the
+/// family reads the options.
 #[derive(
     Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Options {
     /// Whether the output starts inside reasoning: the chat template ended the
     /// prompt with the reasoning opener (default: the description's).
@@ -68,6 +72,10 @@ pub struct Options {
     /// empty for none (default: the description's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_markers: Option<Vec<Spelling>>,
+    /// The family's own options (CF-22), and any other key given (refused by a
+    /// family that does not declare it).
+    #[serde(flatten)]
+    pub family: IndexMap<String, Value>,
 }
 
 /// The shape of [`Options`] as a schema states it: every key with its default
@@ -97,6 +105,7 @@ impl From<crate::field::Options> for Options {
             start_in_reasoning: Some(options.start_in_reasoning),
             tools: options.tools,
             reasoning_markers: None,
+            family: IndexMap::new(),
         }
     }
 }
@@ -213,6 +222,26 @@ pub struct Family {
     description: Description,
     compiled: Arc<Compiled>,
     renderer: Option<Arc<Renderer>>,
+    variants: Arc<Variants>,
+}
+
+/// The family's own options (CF-22): per option its values and the rules each
+/// replaces, and the families compiled for the choices made so far.
+#[derive(Debug, Default)]
+struct Variants {
+    options: Vec<OptionVariants>,
+    /// The compiled family per choice (one value index per option) other than the
+    /// defaults, built at first use.
+    built: Mutex<Vec<(Vec<usize>, Arc<Compiled>)>>,
+}
+
+/// One option of the family's own (CF-22).
+#[derive(Debug)]
+struct OptionVariants {
+    name: String,
+    default: usize,
+    /// Per value: its name and the rules it replaces (description key, rule).
+    values: Vec<(String, Vec<(String, RuleId)>)>,
 }
 
 impl Family {
@@ -229,6 +258,9 @@ impl Family {
         description: Description,
     ) -> Result<Family, FamilyError> {
         let named = description.rules().map_err(FamilyError::Description)?;
+        let option_rules = description
+            .option_rules(&named)
+            .map_err(FamilyError::Description)?;
         let mut text = grammar.to_string();
         if description.include_json_grammar {
             text = format!("{text}\n{FIELD_JSON}");
@@ -238,10 +270,14 @@ impl Family {
         }
         // Check the names first, so that a wrong name is reported as the key's.
         let all = intern(&text, &[]).map_err(grammar_error)?;
-        for (key, rule) in &named {
+        let every = named
+            .iter()
+            .map(|(k, r)| (k.to_string(), *r))
+            .chain(option_rules.iter().map(|(k, r)| (k.clone(), *r)));
+        for (key, rule) in every {
             if all.rule(rule).is_none() {
                 return Err(FamilyError::UnknownRule {
-                    key: key.to_string(),
+                    key,
                     rule: rule.to_string(),
                 });
             }
@@ -307,14 +343,30 @@ impl Family {
             }) => Some(entry(special)),
             _ => None,
         };
+        let object_keys = |name: &[String], arguments: &[String], id: &[String], values| {
+            crate::field::call_object::ObjectKeys {
+                name: name.to_vec(),
+                arguments: arguments.to_vec(),
+                id: id.to_vec(),
+                json: values == ObjectValues::Json,
+            }
+        };
         let call_object = match &description.arguments {
             Some(Arguments::JsonCallObject {
                 name_keys,
                 arguments_keys,
-            }) => Some(crate::field::call_object::ObjectKeys {
-                name: name_keys.clone(),
-                arguments: arguments_keys.clone(),
-            }),
+                id_keys,
+                values,
+            }) => Some(object_keys(name_keys, arguments_keys, id_keys, *values)),
+            Some(Arguments::Json {
+                call_object: Some(keys),
+                ..
+            }) => Some(object_keys(
+                &keys.name_keys,
+                &keys.arguments_keys,
+                &keys.id_keys,
+                keys.values,
+            )),
             _ => None,
         };
         let wrapping = description.reasoning_markers.as_ref().map(|r| Wrapping {
@@ -331,6 +383,7 @@ impl Family {
             value_end: e.value_end.as_deref().map(entry),
             value_nested: e.value_nested.as_deref().map(entry),
             arguments_end: e.arguments_end.as_deref().map(entry),
+            object_end: e.object_end.as_deref().map(entry),
             after_call: e.after_call.as_deref().map(entry),
             skip: e.skip.as_deref().map(entry),
             object,
@@ -345,6 +398,30 @@ impl Family {
             start_in_reasoning: description.start_in_reasoning,
             wrapping,
         };
+        let options = description
+            .options
+            .iter()
+            .map(|(name, option)| OptionVariants {
+                name: name.clone(),
+                default: option
+                    .values
+                    .get_index_of(&option.default)
+                    .unwrap_or_default(),
+                values: option
+                    .values
+                    .iter()
+                    .map(|(value, chosen)| {
+                        let rules = chosen
+                            .rules
+                            .iter()
+                            .map(|(key, r)| (key.clone(), rule(r)))
+                            .collect();
+                        (value.clone(), rules)
+                    })
+                    .collect(),
+            })
+            .collect();
+        let compiled = Arc::new(compiled);
         let renderer = description
             .render
             .as_ref()
@@ -353,9 +430,42 @@ impl Family {
             .map_err(FamilyError::Description)?;
         Ok(Family {
             description,
-            compiled: Arc::new(compiled),
+            compiled,
             renderer,
+            variants: Arc::new(Variants {
+                options,
+                built: Mutex::default(),
+            }),
         })
+    }
+
+    /// The family compiled for `choice` (one value index per option of its own,
+    /// CF-22): the default one, or one whose chosen values replace entry rules,
+    /// built at its first use and kept.
+    fn compiled_for(&self, choice: &[usize]) -> Arc<Compiled> {
+        let options = &self.variants.options;
+        let replaced: Vec<&(String, RuleId)> = options
+            .iter()
+            .zip(choice)
+            .flat_map(|(o, &v)| o.values[v].1.iter())
+            .collect();
+        if replaced.is_empty() {
+            return self.compiled.clone();
+        }
+        let mut built = match self.variants.built.lock() {
+            Ok(built) => built,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some((_, compiled)) = built.iter().find(|(c, _)| c == choice) {
+            return compiled.clone();
+        }
+        let mut compiled = (*self.compiled).clone();
+        for (key, rule) in replaced {
+            compiled.replace(key, *rule);
+        }
+        let compiled = Arc::new(compiled);
+        built.push((choice.to_vec(), compiled.clone()));
+        compiled
     }
 
     /// The family's description.
@@ -385,6 +495,31 @@ impl Family {
             if let Some(start) = properties.get_mut("start_in_reasoning") {
                 start["default"] = self.compiled.start_in_reasoning.into();
             }
+            for (name, option) in &self.description.options {
+                let values: Vec<Value> = option
+                    .values
+                    .iter()
+                    .map(|(value, chosen)| {
+                        let mut one = serde_json::json!({"type": "string", "const": value});
+                        if let Some(doc) = &chosen.description {
+                            one["description"] = doc.as_str().into();
+                        }
+                        one
+                    })
+                    .collect();
+                properties.insert(
+                    name.clone(),
+                    serde_json::json!({
+                        "oneOf": values,
+                        "description": option.description,
+                        "default": option.default,
+                    }),
+                );
+            }
+            if let Some(markers) = properties.shift_remove("reasoning_markers") {
+                // Last, as the built-in families list it.
+                properties.insert("reasoning_markers".into(), markers);
+            }
             match &self.compiled.wrapping {
                 Some(w) => {
                     if let Some(markers) = properties.get_mut("reasoning_markers") {
@@ -407,10 +542,53 @@ impl Family {
         self.compiled.wrapping.is_some()
     }
 
+    /// Whether the family has an option of its own called `name` (CF-22).
+    pub fn has_option(&self, name: &str) -> bool {
+        self.description.options.contains_key(name)
+    }
+
     /// The options resolved against the description's defaults (CF-4, CF-19):
     /// `reasoning_markers` is refused by a family without CF-19's key, with the
     /// message serde gives an unknown key.
     fn settings(&self, options: &Options) -> Result<Settings, FamilyError> {
+        let mut choice: Vec<usize> = self.variants.options.iter().map(|o| o.default).collect();
+        for (key, given) in &options.family {
+            let Some(at) = self.variants.options.iter().position(|o| &o.name == key) else {
+                let mut expected: Vec<String> = ["start_in_reasoning", "tools"]
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect();
+                if self.compiled.wrapping.is_some() {
+                    expected.push("`reasoning_markers`".into());
+                }
+                expected.extend(
+                    self.variants
+                        .options
+                        .iter()
+                        .map(|o| format!("`{}`", o.name)),
+                );
+                return Err(FamilyError::Options(format!(
+                    "unknown field `{key}`, expected one of {}",
+                    expected.join(", ")
+                )));
+            };
+            let option = &self.variants.options[at];
+            let value = given
+                .as_str()
+                .and_then(|v| option.values.iter().position(|(name, _)| name == v));
+            let Some(value) = value else {
+                let values: Vec<String> = option
+                    .values
+                    .iter()
+                    .map(|(v, _)| format!("`{v}`"))
+                    .collect();
+                return Err(FamilyError::Options(format!(
+                    "option `{key}`: unknown variant {given}, expected one of {}",
+                    values.join(", ")
+                )));
+            };
+            choice[at] = value;
+        }
         let spellings =
             match (&self.compiled.wrapping, &options.reasoning_markers) {
                 (None, Some(_)) => return Err(FamilyError::Options(
@@ -426,14 +604,16 @@ impl Family {
                 .unwrap_or(self.compiled.start_in_reasoning),
             tools: options.tools.clone(),
             spellings,
+            choice,
         })
     }
 
     /// The state machine for these options, to drive with the re-entry layer.
     pub fn machine(&self, options: &Options) -> Result<CustomMachine, FamilyError> {
+        let settings = self.settings(options)?;
         Ok(CustomMachine::new(
-            self.compiled.clone(),
-            &self.settings(options)?,
+            self.compiled_for(&settings.choice),
+            &settings,
         ))
     }
 
@@ -582,6 +762,151 @@ mod tests {
             message.contains("key `captures.nested_open` does not apply"),
             "{message:?}"
         );
+    }
+
+    /// A family with named calls (`<call NAME>{json}`) and call objects, alone
+    /// (`<obj>{…}`) or in a block (`<list>{…}, {…}</list>`), with an option that
+    /// turns blocks off (CF-22, CF-23, CF-24).
+    const BOTH_GRAMMAR: &str = r#"
+        name = { ASCII_ALPHA+ }
+        item = { &"{" }
+        list = { "<list>" ~ json_ws ~ item? }
+        text = _{ "<call " ~ name ~ ">" ~ &"{" | list | "<obj>" ~ item }
+        text_flat = _{ "<call " ~ name ~ ">" ~ &"{" | "<obj>" ~ item }
+        end = _{ &ANY | EOI }
+        next = _{ json_ws ~ ("," ~ json_ws ~ item? | "</list>")? }
+    "#;
+    const BOTH_FAMILY: &str = r#"{
+      "name": "both", "include_json_grammar": true,
+      "entries": {"text": "text", "arguments_end": "end", "object_end": "next"},
+      "captures": {"name": "name", "call_open": "item", "block_open": "list"},
+      "arguments": {"encoding": "json", "object": "json_object",
+        "call_object": {"id_keys": ["id"], "values": "json"}},
+      "options": {"lists": {"description": "whether lists are read", "default": "on",
+        "values": {"on": {}, "off": {"rules": {"entries.text": "text_flat"}}}}}
+    }"#;
+
+    fn summary(doc: &Document) -> Vec<String> {
+        doc.items
+            .iter()
+            .map(|i| match i {
+                Item::Text { text, .. } => format!("text {text}"),
+                Item::Reasoning { text, .. } => format!("reasoning {text}"),
+                Item::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                    complete,
+                    ..
+                } => format!("call {name} {id:?} {arguments} {complete}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn named_calls_and_blocks_of_call_objects_in_one_family() {
+        let family = Family::new(BOTH_GRAMMAR, BOTH_FAMILY).expect("the family builds");
+        let input =
+            "a <call f>{\"x\": 1} b <list>{\"arguments\": {}, \"name\": \"g\", \"id\": \"7\"}, \
+                     {\"arguments\": {}}, {\"name\": \"h\"}</list> c <obj>{\"arguments\": {}} d \
+                     <list>{\"name\": \"s\", \"arguments\": \"{}\"}, {\"x\": tru}</list>";
+        let doc = family.parse(input, &Options::default()).unwrap();
+        assert_eq!(
+            summary(&doc),
+            [
+                "text a ",
+                "call f None {\"x\": 1} true",
+                "text  b ",
+                "call g Some(\"7\") {} true",
+                "call h None {} true",
+                "text  c <obj>{\"arguments\": {}} d ",
+                "call s None \"{}\" false",
+                "text }</list>",
+            ]
+        );
+        // The option's other value replaces the text rule: no blocks.
+        let flat: Options = serde_json::from_value(serde_json::json!({"lists": "off"})).unwrap();
+        let doc = family
+            .parse("<list>{\"name\": \"g\"}</list>", &flat)
+            .unwrap();
+        assert_eq!(summary(&doc), ["text <list>{\"name\": \"g\"}</list>"]);
+    }
+
+    #[test]
+    fn a_call_whose_id_is_undecided_starts_where_the_object_stops() {
+        let family = Family::new(BOTH_GRAMMAR, BOTH_FAMILY).expect("the family builds");
+        let cases = [
+            (
+                "<list>{\"name\": \"g\", \"arguments\": {\"a\": 1",
+                "call g None {\"a\": 1 false",
+            ),
+            (
+                "<list>{\"name\": \"g\", \"arguments\": {\"a\": x}",
+                "call g None {\"a\":  false",
+            ),
+            (
+                "<list>{\"name\": \"\", \"name\": \"k\"}",
+                "call k None {} true",
+            ),
+        ];
+        for (input, call) in cases {
+            let doc = family.parse(input, &Options::default()).unwrap();
+            assert_eq!(summary(&doc)[0], call, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn option_values_are_checked_when_the_family_reads_its_options() {
+        let family = Family::new(BOTH_GRAMMAR, BOTH_FAMILY).expect("the family builds");
+        let cases = [
+            (
+                serde_json::json!({"lists": "sometimes"}),
+                "option `lists`: unknown variant \"sometimes\", expected one of `on`, `off`",
+            ),
+            (
+                serde_json::json!({"lists": 1}),
+                "option `lists`: unknown variant 1",
+            ),
+            (
+                serde_json::json!({"nope": "on"}),
+                "unknown field `nope`, expected one of `start_in_reasoning`, `tools`, `lists`",
+            ),
+        ];
+        for (options, expected) in cases {
+            let options: Options = serde_json::from_value(options).unwrap();
+            let message = family.machine(&options).expect_err("refused").to_string();
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+        }
+        let schema = family.options_schema();
+        assert_eq!(schema["properties"]["lists"]["default"], "on");
+        assert_eq!(schema["properties"]["lists"]["oneOf"][1]["const"], "off");
+    }
+
+    #[test]
+    fn misused_options_and_call_objects_are_refused_in_one_line() {
+        let option = |rules: &str| {
+            BOTH_FAMILY.replace(
+                r#""off": {"rules": {"entries.text": "text_flat"}}"#,
+                &format!(r#""off": {{"rules": {rules}}}"#),
+            )
+        };
+        let cases = [
+            (option(r#"{"captures.name": "name"}"#), "key `options.lists.values.off.rules.captures.name`: a value replaces entry rules only"),
+            (option(r#"{"entries.skip": "end"}"#), "key `options.lists.values.off.rules.entries.skip`: the description does not set `entries.skip`"),
+            (option(r#"{"entries.text": "nothing"}"#), "key `options.lists.values.off.rules.entries.text` names rule `nothing`"),
+            (BOTH_FAMILY.replace(r#""default": "on""#, r#""default": "maybe""#), "key `options.lists.default`: `maybe` is not one of its values"),
+            (BOTH_FAMILY.replace(r#""lists": {"#, r#""tools": {"#), "key `options.tools`: option `tools` is every field family's"),
+            (BOTH_FAMILY.replace(r#""call_open": "item", "#, ""), "missing key `captures.call_open` (required with arguments encoding `json`)"),
+            (BOTH_FAMILY.replace(r#""call_object": {"id_keys": ["id"], "values": "json"}"#, r#""special_marker": "end""#), "key `captures.call_open` does not apply to arguments encoding `json`"),
+            (BOTH_FAMILY.replace(r#""values": "json""#, r#""values": "strict""#), "unknown variant `strict`"),
+        ];
+        for (description, expected) in cases {
+            let message = Family::new(BOTH_GRAMMAR, &description)
+                .expect_err("refused")
+                .to_string();
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+            assert!(!message.contains('\n'), "{message:?} is one line");
+        }
     }
 
     #[test]

@@ -3,24 +3,22 @@
 //! `NAME[ARGS]{json}` (v13); reasoning in `[THINK]…[/THINK]` (Magistral). Rules:
 //! spec/mistral.md, spec/field-json-arguments.md.
 //!
+//! The family is grammar/mistral.pest and grammar/mistral.family.json, run by the
+//! engine ([`crate::field::families::family`]`("mistral")`); this module renders it.
+//!
 //! ```
-//! use idiolect::field::{mistral, Item};
+//! use idiolect::field::{families, Item};
+//! let mistral = families::family("mistral").expect("a built-in family");
 //! let text = "[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \"Paris\"}";
-//! let doc = mistral::parse(text, &mistral::Options::default());
+//! let doc = mistral.parse(text, &Default::default()).unwrap();
 //! assert!(matches!(&doc.items[0], Item::ToolCall { id: Some(id), .. } if id == "a1b2c3d4e"));
 //! ```
 
-mod machine;
 mod options;
 mod render;
 
-pub use machine::MistralMachine;
 pub use options::{Options, TokenizerVersion};
 pub use render::{render_calls, render_results, render_turn};
-
-use crate::field::{Document, DocumentFolder, Event};
-
-family_glue!(MistralMachine, "mistral");
 
 /// How the registry (`crate::session`) renders this family from JSON.
 pub(crate) use render::render as render_json;
