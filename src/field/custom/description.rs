@@ -44,6 +44,10 @@ pub struct Description {
     /// spelt by the wrappers of spec/reasoning.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_markers: Option<ReasoningMarkers>,
+    /// With `captures.value_type`: the type texts that mean a raw string; any other
+    /// type text means JSON (CF-20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string_types: Option<Vec<String>>,
 }
 
 /// How a family reads the reasoning wrappers of the `reasoning_markers` option
@@ -155,6 +159,11 @@ pub struct Captures {
     /// nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<String>,
+    /// Parameters encoding: a value's type as the markup writes it; a `call_body`
+    /// match holding it with `parameter` reads the value as a raw string or as JSON
+    /// (CF-20, with `string_types`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<String>,
 }
 
 /// How a call's arguments are written.
@@ -298,6 +307,7 @@ impl Description {
                 named.push(("captures.nested_open", c.nested_open.as_deref()));
                 named.push(("captures.nested_close", c.nested_close.as_deref()));
                 named.push(("captures.call_close", c.call_close.as_deref()));
+                named.push(("captures.value_type", c.value_type.as_deref()));
                 &[
                     "captures.name",
                     "entries.call_body",
@@ -316,6 +326,7 @@ impl Description {
         }
         let misplaced: &[(&str, bool)] = match &self.arguments {
             Arguments::JsonCallObject { .. } => &[
+                ("captures.value_type", c.value_type.is_some()),
                 ("captures.name", c.name.is_some()),
                 ("captures.id", c.id.is_some()),
                 ("entries.call_body", e.call_body.is_some()),
@@ -327,6 +338,7 @@ impl Description {
                 ("captures.call_close", c.call_close.is_some()),
             ],
             Arguments::Json { .. } => &[
+                ("captures.value_type", c.value_type.is_some()),
                 ("captures.call_open", c.call_open.is_some()),
                 ("entries.call_body", e.call_body.is_some()),
                 ("entries.value_end", e.value_end.is_some()),
@@ -346,6 +358,12 @@ impl Description {
                 "key `{key}` does not apply to arguments encoding `{}`",
                 self.arguments.encoding()
             ));
+        }
+        // A value's type is read with its string types (CF-20).
+        if c.value_type.is_some() != self.string_types.is_some() {
+            return Err(
+                "keys `captures.value_type` and `string_types` go together".to_string(),
+            );
         }
         // Nesting is read with all three keys or none (CF-17).
         let nesting = [

@@ -27,6 +27,7 @@
 
 mod description;
 mod machine;
+mod value_type;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -45,6 +46,7 @@ use crate::fold::Fold;
 use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
 use machine::{Compiled, Entry, Roles, Settings, Wrapping};
+use value_type::ValueTypes;
 
 /// A family's options, as given in JSON (CF-4, CF-19): the keys of every field
 /// family (FD-3), and `reasoning_markers` for a family whose description has the
@@ -289,7 +291,15 @@ impl Family {
         ]
         .into_iter()
         .flatten()
-        .collect();
+        .collect::<Vec<_>>();
+        // The type text beside a parameter's key (CF-20).
+        let value_types = c.value_type.as_deref().map(|r| {
+            ValueTypes::new(rule(r), description.string_types.clone().unwrap_or_default())
+        });
+        let captured = captured
+            .into_iter()
+            .chain(value_types.as_ref().map(|v| v.rule))
+            .collect();
         let (object, strip_newlines) = match &description.arguments {
             Arguments::Json { object, .. } => (Some(rule(object)), false),
             Arguments::JsonCallObject { .. } => (None, false),
@@ -339,6 +349,7 @@ impl Family {
             end_in_block_markup: description.end_of_input_in_block == EndInBlock::Markup,
             start_in_reasoning: description.start_in_reasoning,
             wrapping,
+            value_types,
         };
         Ok(Family {
             description,
