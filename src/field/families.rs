@@ -93,6 +93,7 @@ pub const TABLE: &[Entry] = &[
     engine!("minimax-m2", Some(super::minimax_m2::render_json)),
     engine!("glm", Some(super::glm::render_json)),
     engine!("seed-oss", None),
+    engine!("deepseek-dsml", None),
 ];
 
 /// The names of the field families, in the table's order.
