@@ -27,6 +27,7 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("minimax-m2", &["minimax-m2", "reasoning"]),
     ("glm", &["glm", "reasoning"]),
     ("seed-oss", &["seed-oss"]),
+    ("deepseek-dsml", &["deepseek-dsml", "reasoning"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),
     ("kindaxml", &["kindaxml"]),

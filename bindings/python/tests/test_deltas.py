@@ -38,6 +38,7 @@ FAMILIES = [
     "minimax-m2",
     "glm",
     "seed-oss",
+    "deepseek-dsml",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
