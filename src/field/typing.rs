@@ -770,7 +770,9 @@ impl SchemaTypes {
     /// shape); [`Self::shape`] gives its shape.
     pub fn param_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
         let (_, params) = self.tools.get(tool?)?;
-        params.binary_search_by(|(k, _, _)| k.as_str().cmp(key)).ok()
+        params
+            .binary_search_by(|(k, _, _)| k.as_str().cmp(key))
+            .ok()
     }
 
     /// The shape of the parameter at `at` of the tool at `tool`, as

@@ -361,9 +361,7 @@ impl Description {
         }
         // A value's type is read with its string types (CF-20).
         if c.value_type.is_some() != self.string_types.is_some() {
-            return Err(
-                "keys `captures.value_type` and `string_types` go together".to_string(),
-            );
+            return Err("keys `captures.value_type` and `string_types` go together".to_string());
         }
         // Nesting is read with all three keys or none (CF-17).
         let nesting = [

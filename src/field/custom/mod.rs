@@ -294,7 +294,10 @@ impl Family {
         .collect::<Vec<_>>();
         // The type text beside a parameter's key (CF-20).
         let value_types = c.value_type.as_deref().map(|r| {
-            ValueTypes::new(rule(r), description.string_types.clone().unwrap_or_default())
+            ValueTypes::new(
+                rule(r),
+                description.string_types.clone().unwrap_or_default(),
+            )
         });
         let captured = captured
             .into_iter()

@@ -60,7 +60,9 @@ mod tests {
         assert_ne!(without_types, description);
         assert_ne!(without_capture, description);
         for text in [without_types, without_capture] {
-            let message = Family::new(grammar, &text).expect_err("refused").to_string();
+            let message = Family::new(grammar, &text)
+                .expect_err("refused")
+                .to_string();
             assert_eq!(
                 message,
                 "family description: keys `captures.value_type` and `string_types` go together"
@@ -78,8 +80,11 @@ mod tests {
             message,
             "family description: key `captures.value_type` does not apply to arguments encoding `json`"
         );
-        let unknown = description.replace("\"value_type\": \"value_type\"", "\"value_type\": \"nope\"");
-        let message = Family::new(grammar, &unknown).expect_err("refused").to_string();
+        let unknown =
+            description.replace("\"value_type\": \"value_type\"", "\"value_type\": \"nope\"");
+        let message = Family::new(grammar, &unknown)
+            .expect_err("refused")
+            .to_string();
         assert!(
             message.contains("key `captures.value_type` names rule `nope`"),
             "{message}"
