@@ -44,7 +44,8 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "kimi-k2" => wrapper(options, held, THINK) || kimi_k2(held),
         "minimax-m2" => wrapper(options, held, THINK) || minimax_m2(held),
         "glm" => wrapper(options, held, THINK) || glm(held),
-        "deepseek-dsml" => wrapper(options, held, THINK) || deepseek_dsml(held),
+        "deepseek-dsml" => wrapper(options, held, THINK) || dsml(held, &DSML_SENTINELS),
+        "gigachat-gcml" => wrapper(options, held, THINK) || dsml(held, &["｜GCML｜"]),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -896,17 +897,21 @@ const DSML_NAMES: [&str; 7] = [
     "parameter",
 ];
 
-/// How a DSML tag so far (DS-3) stands: `None` when no tag can begin with it;
-/// `Some(None)` for a viable prefix of a tag; `Some(Some(rest))` for a whole tag
-/// without attributes (a block opener or any closer) followed by `rest`.
-fn dsml_tag(held: &[u8]) -> Option<Option<&[u8]>> {
+/// DSML's sentinels (DS-3): single and doubled. GigaChat's GCML has its own (GC-2).
+const DSML_SENTINELS: [&str; 2] = ["｜DSML｜", "｜｜DSML｜｜"];
+
+/// How a DSML tag so far (DS-3) with one of `sentinels` stands: `None` when no tag
+/// can begin with it; `Some(None)` for a viable prefix of a tag; `Some(Some(rest))`
+/// for a whole tag without attributes (a block opener or any closer) followed by
+/// `rest`.
+fn dsml_tag<'h>(held: &'h [u8], sentinels: &[&str]) -> Option<Option<&'h [u8]>> {
     let rest = held.strip_prefix(b"<")?;
     let (closer, rest) = match rest.strip_prefix(b"/") {
         Some(rest) => (true, rest),
         None => (false, rest),
     };
     let mut after = None;
-    for sentinel in ["｜DSML｜", "｜｜DSML｜｜"] {
+    for sentinel in sentinels {
         if sentinel.as_bytes().starts_with(rest) {
             return Some(None);
         }
@@ -934,26 +939,26 @@ fn dsml_tag(held: &[u8]) -> Option<Option<&[u8]>> {
 }
 
 /// Whether `held` is a viable prefix of a DSML marker (DS-3).
-fn dsml_marker(held: &[u8]) -> bool {
-    matches!(dsml_tag(held), Some(None))
+fn dsml_marker(held: &[u8], sentinels: &[&str]) -> bool {
+    matches!(dsml_tag(held, sentinels), Some(None))
 }
 
-/// DS-17: a viable prefix of a marker; a block opener (or a parameter closer),
-/// whitespace and a viable prefix of a marker; whitespace and a viable prefix of a
-/// marker (between calls and parameters, and before an invoke opener whose
-/// invoke's closer was left out, DS-9).
-fn deepseek_dsml(held: &[u8]) -> bool {
-    if dsml_marker(held) {
+/// DS-17 (GC-4 with GCML's sentinel): a viable prefix of a marker; a block opener
+/// (or a parameter closer), whitespace and a viable prefix of a marker; whitespace
+/// and a viable prefix of a marker (between calls and parameters, and before an
+/// invoke opener whose invoke's closer was left out, DS-9).
+fn dsml(held: &[u8], sentinels: &[&str]) -> bool {
+    if dsml_marker(held, sentinels) {
         return true;
     }
-    if let Some(Some(rest)) = dsml_tag(held) {
+    if let Some(Some(rest)) = dsml_tag(held, sentinels) {
         let rest = skip_ws(rest);
-        if rest.is_empty() || dsml_marker(rest) {
+        if rest.is_empty() || dsml_marker(rest, sentinels) {
             return true;
         }
     }
     let after_ws = skip_ws(held);
-    after_ws.is_empty() || dsml_marker(after_ws)
+    after_ws.is_empty() || dsml_marker(after_ws, sentinels)
 }
 
 /// The markers of glm (GL-2) and its stop tokens, stray markers (GL-17), the

@@ -94,6 +94,7 @@ pub const TABLE: &[Entry] = &[
     engine!("glm", Some(super::glm::render_json)),
     engine!("seed-oss", None),
     engine!("deepseek-dsml", None),
+    engine!("gigachat-gcml", None),
 ];
 
 /// The names of the field families, in the table's order.
