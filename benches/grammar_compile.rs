@@ -28,6 +28,7 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("glm", &["glm", "reasoning"]),
     ("seed-oss", &["seed-oss"]),
     ("deepseek-dsml", &["deepseek-dsml", "reasoning"]),
+    ("gigachat-gcml", &["gigachat-gcml", "reasoning"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),
     ("kindaxml", &["kindaxml"]),

@@ -39,6 +39,7 @@ FAMILIES = [
     "glm",
     "seed-oss",
     "deepseek-dsml",
+    "gigachat-gcml",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
