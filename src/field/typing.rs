@@ -721,9 +721,17 @@ fn percent_decoded(text: &str) -> Option<String> {
 /// by key (a few comparisons find one, with no hashing).
 #[derive(Clone, Debug, Default)]
 pub struct SchemaTypes {
-    /// Per tool, its parameters' keys and shapes, and whether each is typed at its
-    /// close (does not stream as a string).
-    tools: Vec<(String, Vec<(String, Shape, bool)>)>,
+    /// Per tool, its parameters, sorted by key.
+    tools: Vec<(String, Vec<ParamShape>)>,
+}
+
+/// One parameter of a tool's schema.
+#[derive(Clone, Debug)]
+struct ParamShape {
+    key: String,
+    shape: Shape,
+    /// Whether the value is typed at its close (does not stream as a string).
+    typed: bool,
 }
 
 impl SchemaTypes {
@@ -731,7 +739,7 @@ impl SchemaTypes {
     /// (options built in Rust rather than read, which would refuse it) types none
     /// of its parameters.
     pub fn new(tools: &[Tool]) -> Self {
-        let mut out: Vec<(String, Vec<(String, Shape, bool)>)> = Vec::new();
+        let mut out: Vec<(String, Vec<ParamShape>)> = Vec::new();
         for tool in tools {
             if out.iter().any(|(name, _)| *name == tool.name) {
                 continue;
@@ -742,9 +750,10 @@ impl SchemaTypes {
                 .and_then(|p| Reader::new(p).parameters().ok())
                 .unwrap_or_default()
                 .into_iter()
-                .map(|(key, shape)| {
-                    let typed = !shape.streams_as_string();
-                    (key, shape, typed)
+                .map(|(key, shape)| ParamShape {
+                    typed: !shape.streams_as_string(),
+                    key,
+                    shape,
                 })
                 .collect();
             out.push((tool.name.clone(), params));
@@ -762,7 +771,7 @@ impl SchemaTypes {
     pub fn typed_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
         let at = self.param_at(tool, key)?;
         let (_, params) = self.tools.get(tool?)?;
-        params[at].2.then_some(at)
+        params[at].typed.then_some(at)
     }
 
     /// Where parameter `key` of the tool at `tool` is, when the tool's schema
@@ -770,16 +779,14 @@ impl SchemaTypes {
     /// shape); [`Self::shape`] gives its shape.
     pub fn param_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
         let (_, params) = self.tools.get(tool?)?;
-        params
-            .binary_search_by(|(k, _, _)| k.as_str().cmp(key))
-            .ok()
+        params.binary_search_by(|p| p.key.as_str().cmp(key)).ok()
     }
 
     /// The shape of the parameter at `at` of the tool at `tool`, as
     /// [`Self::typed_at`] found it.
     pub fn shape(&self, tool: Option<usize>, at: usize) -> Option<&Shape> {
         let (_, params) = self.tools.get(tool?)?;
-        params.get(at).map(|(_, shape, _)| shape)
+        params.get(at).map(|p| &p.shape)
     }
 }
 
