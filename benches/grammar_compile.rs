@@ -27,6 +27,8 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("minimax-m2", &["minimax-m2", "reasoning"]),
     ("glm", &["glm", "reasoning"]),
     ("seed-oss", &["seed-oss"]),
+    ("deepseek-dsml", &["deepseek-dsml", "reasoning"]),
+    ("gigachat-gcml", &["gigachat-gcml", "reasoning"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),
     ("kindaxml", &["kindaxml"]),

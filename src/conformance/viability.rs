@@ -44,6 +44,8 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "kimi-k2" => wrapper(options, held, THINK) || kimi_k2(held),
         "minimax-m2" => wrapper(options, held, THINK) || minimax_m2(held),
         "glm" => wrapper(options, held, THINK) || glm(held),
+        "deepseek-dsml" => wrapper(options, held, THINK) || dsml(held, &DSML_SENTINELS),
+        "gigachat-gcml" => wrapper(options, held, THINK) || dsml(held, &["｜GCML｜"]),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -881,6 +883,82 @@ fn minimax_m2(held: &[u8]) -> bool {
         return rest.is_empty() || mm_marker(rest);
     }
     false
+}
+
+/// The names after a DSML tag's sentinel (DS-3, DS-4): the block's names, then the
+/// elements'.
+const DSML_NAMES: [&str; 7] = [
+    "function_calls",
+    "functioncalls",
+    "tool_calls",
+    "toolcalls",
+    "calls",
+    "invoke",
+    "parameter",
+];
+
+/// DSML's sentinels (DS-3): single and doubled. GigaChat's GCML has its own (GC-2).
+const DSML_SENTINELS: [&str; 2] = ["｜DSML｜", "｜｜DSML｜｜"];
+
+/// How a DSML tag so far (DS-3) with one of `sentinels` stands: `None` when no tag
+/// can begin with it; `Some(None)` for a viable prefix of a tag; `Some(Some(rest))`
+/// for a whole tag without attributes (a block opener or any closer) followed by
+/// `rest`.
+fn dsml_tag<'h>(held: &'h [u8], sentinels: &[&str]) -> Option<Option<&'h [u8]>> {
+    let rest = held.strip_prefix(b"<")?;
+    let (closer, rest) = match rest.strip_prefix(b"/") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    let mut after = None;
+    for sentinel in sentinels {
+        if sentinel.as_bytes().starts_with(rest) {
+            return Some(None);
+        }
+        if let Some(a) = rest.strip_prefix(sentinel.as_bytes()) {
+            after = Some(a);
+        }
+    }
+    let after = after?;
+    let after = after.strip_prefix(b" ").unwrap_or(after);
+    for name in DSML_NAMES {
+        if name.as_bytes().starts_with(after) {
+            return Some(None);
+        }
+        let Some(tail) = after.strip_prefix(name.as_bytes()) else {
+            continue;
+        };
+        let attributes = !closer && matches!(name, "invoke" | "parameter");
+        if attributes {
+            // An opener up to its `>` (DS-3, DS-5: bounded attributes).
+            return mm_attributes(tail).then_some(None);
+        }
+        return tail.strip_prefix(b">").map(Some);
+    }
+    None
+}
+
+/// Whether `held` is a viable prefix of a DSML marker (DS-3).
+fn dsml_marker(held: &[u8], sentinels: &[&str]) -> bool {
+    matches!(dsml_tag(held, sentinels), Some(None))
+}
+
+/// DS-17 (GC-4 with GCML's sentinel): a viable prefix of a marker; a block opener
+/// (or a parameter closer), whitespace and a viable prefix of a marker; whitespace
+/// and a viable prefix of a marker (between calls and parameters, and before an
+/// invoke opener whose invoke's closer was left out, DS-9).
+fn dsml(held: &[u8], sentinels: &[&str]) -> bool {
+    if dsml_marker(held, sentinels) {
+        return true;
+    }
+    if let Some(Some(rest)) = dsml_tag(held, sentinels) {
+        let rest = skip_ws(rest);
+        if rest.is_empty() || dsml_marker(rest, sentinels) {
+            return true;
+        }
+    }
+    let after_ws = skip_ws(held);
+    after_ws.is_empty() || dsml_marker(after_ws, sentinels)
 }
 
 /// The markers of glm (GL-2) and its stop tokens, stray markers (GL-17), the

@@ -108,6 +108,8 @@ pub const TABLE: &[Entry] = &[
     engine!("minimax-m2"),
     engine!("glm"),
     engine!("seed-oss"),
+    engine!("deepseek-dsml"),
+    engine!("gigachat-gcml"),
 ];
 
 /// The names of the field families, in the table's order.

@@ -6,16 +6,41 @@
 //! value starts and ends; this writes the arguments' JSON text for them.
 
 use crate::field::input::MAX_KEYS_COMPARED;
-use crate::field::typing::{needs_escape, push_escaped, push_json_string, SchemaTypes};
+use crate::field::typing::{
+    needs_escape, push_escaped, push_json_string, push_json_typed, SchemaTypes,
+};
 use crate::field::{Emitter, Event, Tool};
+
+/// How a value is read: as the tool's schema types it (FD-6), or as the markup
+/// says beside its key (CF-20).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ValueKind {
+    /// Typed by the tool's schema: streamed as a string where the schema allows no
+    /// literal reading, else typed at its close (FD-6).
+    Schema,
+    /// A raw string, whatever the schema says: streamed.
+    Raw,
+    /// JSON, typed by the schema where it says something of the type; collected and
+    /// typed at its close.
+    Json,
+}
+
+/// How a collected value is typed at its close.
+#[derive(Clone, Copy, Debug)]
+enum Typing {
+    /// By its parameter's shape, at this place ([`SchemaTypes::shape`]), FD-6.
+    Shape(usize),
+    /// As JSON, by its parameter's shape where it has one (CF-20).
+    Json(Option<usize>),
+}
 
 /// The parameter whose value is being read (its JSON text before a typed value
 /// and the raw text of a typed value so far are [`ParameterValues`]' buffers).
 #[derive(Clone, Copy, Debug)]
 struct Param {
-    /// Where the value's shape is ([`SchemaTypes::shape`]) when it is typed at its
-    /// close (FD-6) rather than streamed.
-    typed: Option<usize>,
+    /// How the value is typed at its close (FD-6, CF-20), when it is not
+    /// streamed.
+    typed: Option<Typing>,
     /// Whether the value's first byte (a newline to strip) is still to come.
     at_start: bool,
     /// A newline held back at the end of the value so far.
@@ -129,18 +154,24 @@ impl ParameterValues {
         self.seen |= bit;
     }
 
-    /// A parameter opener with `key` over `start..end`: its value follows.
-    pub(crate) fn open(
+    /// A parameter opener with `key` over `start..end`: its value follows, read as
+    /// `kind` says.
+    pub(crate) fn open_as(
         &mut self,
         key: &str,
+        kind: ValueKind,
         start: usize,
         end: usize,
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) {
         // A plain string streams (FD-5): no schema for it, or one that can allow no
-        // literal reading (FD-6f).
-        let typed = self.schema.typed_at(self.tool, key);
+        // literal reading (FD-6f); a raw one always, JSON never (CF-20).
+        let typed = match kind {
+            ValueKind::Schema => self.schema.typed_at(self.tool, key).map(Typing::Shape),
+            ValueKind::Raw => None,
+            ValueKind::Json => Some(Typing::Json(self.schema.param_at(self.tool, key))),
+        };
         self.prefix.clear();
         self.prefix.push(if self.params == 0 { '{' } else { ',' });
         push_json_string(&mut self.prefix, key);
@@ -291,11 +322,17 @@ impl ParameterValues {
         };
         let text = &mut self.prefix;
         match param.typed {
-            Some(at) => {
+            Some(typing) => {
                 let from = text.len();
-                match self.schema.shape(self.tool, at) {
-                    Some(shape) => shape.push_typed(text, &self.raw),
-                    None => push_json_string(text, &self.raw),
+                match typing {
+                    Typing::Shape(at) => match self.schema.shape(self.tool, at) {
+                        Some(shape) => shape.push_typed(text, &self.raw),
+                        None => push_json_string(text, &self.raw),
+                    },
+                    Typing::Json(at) => {
+                        let shape = at.and_then(|at| self.schema.shape(self.tool, at));
+                        push_json_typed(text, &self.raw, shape);
+                    }
                 }
                 let value = &text.as_bytes()[from..];
                 let plain = match value.first() {

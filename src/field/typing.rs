@@ -236,6 +236,51 @@ impl Shape {
     }
 }
 
+/// Appends the JSON text of `raw`, a value the markup calls JSON (CF-20), as
+/// `shape` (its parameter's, where the schema lists it) types it: its JSON reading
+/// (or FD-6d's literal reading where it is no JSON), or the raw string where it has
+/// none; where the shape says something of the type, the first of the two it
+/// allows, and the JSON reading when it allows neither.
+pub fn push_json_typed(out: &mut String, raw: &str, shape: Option<&Shape>) {
+    /// Every kind, so that the reading is made whatever the schema allows.
+    const READ_ALL: Shape = Shape {
+        any: false,
+        kinds: EVERY_KIND,
+        values: Vec::new(),
+    };
+    let text = raw.trim();
+    let string = text
+        .starts_with('"')
+        .then(|| serde_json::from_str::<String>(text).ok())
+        .flatten();
+    let literal = match string {
+        Some(_) => None,
+        None => Literal::read(text, &READ_ALL),
+    };
+    let says_something = shape.filter(|s| !(s.any && s.kinds == 0 && s.values.is_empty()));
+    if let Some(shape) = says_something {
+        let allows_string = |s: &str| {
+            shape.any
+                || shape.kinds & STRING != 0
+                || shape.values.iter().any(|v| v.as_str() == Some(s))
+        };
+        let json_allowed = match (&string, &literal) {
+            (Some(s), _) => allows_string(s),
+            (None, Some(literal)) => shape.allows(literal),
+            (None, None) => false,
+        };
+        if !json_allowed && allows_string(raw) {
+            push_json_string(out, raw);
+            return;
+        }
+    }
+    match (string, literal) {
+        (Some(s), _) => push_json_string(out, &s),
+        (None, Some(literal)) => literal.push(out),
+        (None, None) => push_json_string(out, raw),
+    }
+}
+
 /// The literal reading of a trimmed text (FD-6d).
 enum Literal<'t> {
     Null,
@@ -676,7 +721,17 @@ fn percent_decoded(text: &str) -> Option<String> {
 /// by key (a few comparisons find one, with no hashing).
 #[derive(Clone, Debug, Default)]
 pub struct SchemaTypes {
-    tools: Vec<(String, Vec<(String, Shape)>)>,
+    /// Per tool, its parameters, sorted by key.
+    tools: Vec<(String, Vec<ParamShape>)>,
+}
+
+/// One parameter of a tool's schema.
+#[derive(Clone, Debug)]
+struct ParamShape {
+    key: String,
+    shape: Shape,
+    /// Whether the value is typed at its close (does not stream as a string).
+    typed: bool,
 }
 
 impl SchemaTypes {
@@ -684,17 +739,23 @@ impl SchemaTypes {
     /// (options built in Rust rather than read, which would refuse it) types none
     /// of its parameters.
     pub fn new(tools: &[Tool]) -> Self {
-        let mut out: Vec<(String, Vec<(String, Shape)>)> = Vec::new();
+        let mut out: Vec<(String, Vec<ParamShape>)> = Vec::new();
         for tool in tools {
             if out.iter().any(|(name, _)| *name == tool.name) {
                 continue;
             }
-            let mut params = tool
+            let params = tool
                 .parameters
                 .as_ref()
                 .and_then(|p| Reader::new(p).parameters().ok())
-                .unwrap_or_default();
-            params.retain(|(_, shape)| !shape.streams_as_string());
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, shape)| ParamShape {
+                    typed: !shape.streams_as_string(),
+                    key,
+                    shape,
+                })
+                .collect();
             out.push((tool.name.clone(), params));
         }
         SchemaTypes { tools: out }
@@ -708,15 +769,24 @@ impl SchemaTypes {
     /// Where parameter `key` of the tool at `tool` is when it is typed at its
     /// close rather than streamed (FD-6f); [`Self::shape`] gives its shape.
     pub fn typed_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
+        let at = self.param_at(tool, key)?;
         let (_, params) = self.tools.get(tool?)?;
-        params.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()
+        params[at].typed.then_some(at)
+    }
+
+    /// Where parameter `key` of the tool at `tool` is, when the tool's schema
+    /// lists it, whether or not it is typed at its close (CF-20 reads every
+    /// shape); [`Self::shape`] gives its shape.
+    pub fn param_at(&self, tool: Option<usize>, key: &str) -> Option<usize> {
+        let (_, params) = self.tools.get(tool?)?;
+        params.binary_search_by(|p| p.key.as_str().cmp(key)).ok()
     }
 
     /// The shape of the parameter at `at` of the tool at `tool`, as
     /// [`Self::typed_at`] found it.
     pub fn shape(&self, tool: Option<usize>, at: usize) -> Option<&Shape> {
         let (_, params) = self.tools.get(tool?)?;
-        params.get(at).map(|(_, shape)| shape)
+        params.get(at).map(|p| &p.shape)
     }
 }
 

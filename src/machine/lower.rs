@@ -582,6 +582,8 @@ pub(super) mod tests {
         ],
         &["grammar/glm.pest", "grammar/reasoning.pest"],
         &["grammar/seed-oss.pest"],
+        &["grammar/deepseek-dsml.pest", "grammar/reasoning.pest"],
+        &["grammar/gigachat-gcml.pest", "grammar/reasoning.pest"],
         &["src/machine/oracle_wide.pest"],
     ];
 

@@ -9,7 +9,8 @@
 //! (`qwen_xml`), deepseek-v3 (`deepseek`), deepseek-v3.1 (`deepseek31`), mistral
 //! (`mistral`), llama3-json (`llama`), pythonic (`pythonic`), kimi-k2 (`kimik2`),
 //! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
-//! minimax-m2 (`minimax_m2`); tool-parser 1.10.0 has no parser for harmony
+//! minimax-m2 (`minimax_m2`), and deepseek-dsml (`deepseek_v4`, on V4's
+//! `tool_calls` block); tool-parser 1.10.0 has no parser for harmony
 //! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
 //! arguments as JSON values for the agreement check happens after.
 //!
@@ -36,8 +37,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
 use tool_parser::parsers::{
-    DeepSeek31Parser, DeepSeekParser, Glm4MoeParser, KimiK2Parser, LlamaParser, MinimaxM2Parser,
-    MistralParser, PythonicParser,
+    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, KimiK2Parser, LlamaParser,
+    MinimaxM2Parser, MistralParser, PythonicParser,
 };
 use tool_parser::{QwenParser, ToolParser};
 
@@ -70,9 +71,10 @@ enum Family {
     Glm45,
     Glm47,
     MinimaxM2,
+    DeepseekDsml,
 }
 
-const FAMILIES: [Family; 12] = [
+const FAMILIES: [Family; 13] = [
     Family::Hermes,
     Family::Qwen3Coder,
     Family::DeepseekV3,
@@ -85,6 +87,7 @@ const FAMILIES: [Family; 12] = [
     Family::Glm45,
     Family::Glm47,
     Family::MinimaxM2,
+    Family::DeepseekDsml,
 ];
 
 impl Family {
@@ -102,6 +105,7 @@ impl Family {
             Family::Glm45 => "glm (4.5 form)",
             Family::Glm47 => "glm (4.7 form)",
             Family::MinimaxM2 => "minimax-m2",
+            Family::DeepseekDsml => "deepseek-dsml",
         }
     }
 
@@ -167,6 +171,9 @@ impl Family {
                 "</arg_value>",
             ],
             Family::MinimaxM2 => &["<minimax:tool_call>", "</minimax:tool_call>"],
+            // The sentinel is one token of the V3.2/V4 vocabulary; the tag names
+            // around it are text.
+            Family::DeepseekDsml => &["｜DSML｜"],
         }
     }
 
@@ -189,6 +196,7 @@ impl Family {
             Family::Glm45 => Box::new(Glm4MoeParser::glm45()), // glm45_moe
             Family::Glm47 => Box::new(Glm4MoeParser::glm47()), // glm47_moe
             Family::MinimaxM2 => Box::new(MinimaxM2Parser::new()), // minimax_m2
+            Family::DeepseekDsml => Box::new(DeepSeekDsmlParser::v4()), // deepseek_v4
         })
     }
 }
@@ -200,8 +208,8 @@ const PROSE: &str =
 /// markers; arguments hold a string with escapes, an integer and a boolean.
 ///
 /// Where the family writes calls one at a time (hermes, qwen3-coder, deepseek,
-/// harmony, kimi-k2, glm, minimax-m2) each call follows its own line of prose
-/// (harmony: its own commentary message). Where the family writes all of a turn's
+/// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml) each call follows its own
+/// line of prose (harmony: its own commentary message). Where the family writes all of a turn's
 /// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
 /// `<|python_tag|>` calls joined by `;`, pythonic's list) the prose comes first
 /// and the calls follow in one group: smg's parsers for these read only the first
@@ -284,6 +292,9 @@ fn generate(family: Family, calls: usize) -> String {
             )),
             Family::MinimaxM2 => out.push_str(&format!(
                 "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">{city}</parameter>\n<parameter name=\"days\">{days}</parameter>\n<parameter name=\"metric\">{metric}</parameter>\n</invoke>\n</minimax:tool_call>\n"
+            )),
+            Family::DeepseekDsml => out.push_str(&format!(
+                "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">{city}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">{days}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"metric\" string=\"false\">{metric}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n"
             )),
         }
     }

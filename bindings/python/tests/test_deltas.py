@@ -38,6 +38,8 @@ FAMILIES = [
     "minimax-m2",
     "glm",
     "seed-oss",
+    "deepseek-dsml",
+    "gigachat-gcml",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 

@@ -55,6 +55,10 @@ pub struct Description {
     /// (CF-22).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub options: IndexMap<String, FamilyOption>,
+    /// With `captures.value_type`: the type texts that mean a raw string; any other
+    /// type text means JSON (CF-20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string_types: Option<Vec<String>>,
 }
 
 /// An option of the family's own (CF-22): a string among `values`, each value
@@ -217,6 +221,11 @@ pub struct Captures {
     /// nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<String>,
+    /// Parameters encoding: a value's type as the markup writes it; a `call_body`
+    /// match holding it with `parameter` reads the value as a raw string or as JSON
+    /// (CF-20, with `string_types`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<String>,
 }
 
 /// How a call's arguments are written.
@@ -399,6 +408,7 @@ impl Description {
                 ("captures.call_close", c.call_close.is_some()),
                 ("captures.nested_open", c.nested_open.is_some()),
                 ("captures.nested_close", c.nested_close.is_some()),
+                ("captures.value_type", c.value_type.is_some()),
             ];
             if let Some((key, _)) = calls.iter().find(|(_, present)| *present) {
                 return Err(format!(
@@ -443,6 +453,7 @@ impl Description {
                 named.push(("captures.nested_open", c.nested_open.as_deref()));
                 named.push(("captures.nested_close", c.nested_close.as_deref()));
                 named.push(("captures.call_close", c.call_close.as_deref()));
+                named.push(("captures.value_type", c.value_type.as_deref()));
                 &[
                     "captures.name",
                     "entries.call_body",
@@ -468,6 +479,7 @@ impl Description {
             ("captures.nested_close", c.nested_close.is_some()),
             ("captures.parameter", c.parameter.is_some()),
             ("captures.call_close", c.call_close.is_some()),
+            ("captures.value_type", c.value_type.is_some()),
         ];
         let mut misplaced: Vec<(&str, bool)> = match arguments {
             Arguments::JsonCallObject { .. } => vec![
@@ -496,6 +508,10 @@ impl Description {
                 "key `{key}` does not apply to arguments encoding `{}`",
                 arguments.encoding()
             ));
+        }
+        // A value's type is read with its string types (CF-20).
+        if c.value_type.is_some() != self.string_types.is_some() {
+            return Err("keys `captures.value_type` and `string_types` go together".to_string());
         }
         // Nesting is read with all three keys or none (CF-17).
         let nesting = [

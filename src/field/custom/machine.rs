@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::field::call_object::{CallObject, ObjectEnd, ObjectKeys};
 use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
-use crate::field::parameter_values::{ParameterValues, Scan};
+use crate::field::parameter_values::{ParameterValues, Scan, ValueKind};
 use crate::field::reasoning::family::{FamilyWrappers, RepeatedOpener, WrapperMarker};
 use crate::field::reasoning::Spelling;
 use crate::field::{Emitter, Event, Tool};
@@ -124,6 +124,8 @@ pub(crate) struct Compiled {
     pub(crate) start_in_reasoning: bool,
     /// The reasoning wrappers, for a family that honours `reasoning_markers` (CF-19).
     pub(crate) wrapping: Option<Wrapping>,
+    /// The value types written beside parameters' keys (CF-20).
+    pub(crate) value_types: Option<super::value_type::ValueTypes>,
 }
 
 /// How a family reads the reasoning wrappers (CF-19).
@@ -552,7 +554,8 @@ impl CustomMachine {
                 let roles = self.family.roles.clone();
                 if let Some(raw) = self.captured(roles.parameter, unit) {
                     let key = self.family.names.clean(raw);
-                    self.open_value(key, start, end, out);
+                    let kind = self.value_kind(unit);
+                    self.open_value(key, kind, start, end, out);
                 } else {
                     let closes = self.captured(roles.call_close, unit).is_some();
                     self.function_close(true, end, out);
@@ -701,9 +704,26 @@ impl CustomMachine {
         }
     }
 
-    /// A parameter `key` whose opener spans `start..end` (CF-9).
-    fn open_value(&mut self, key: String, start: usize, end: usize, out: &mut Vec<Event>) {
-        self.values.open(&key, start, end, &mut self.emitter, out);
+    /// How the value the last call-body match opens is read (CF-20).
+    fn value_kind(&self, unit: &str) -> ValueKind {
+        let Some(types) = &self.family.value_types else {
+            return ValueKind::Schema;
+        };
+        types.kind(self.captured(Some(types.rule), unit))
+    }
+
+    /// A parameter `key` whose opener spans `start..end`, read as `kind` says
+    /// (CF-9, CF-20).
+    fn open_value(
+        &mut self,
+        key: String,
+        kind: ValueKind,
+        start: usize,
+        end: usize,
+        out: &mut Vec<Event>,
+    ) {
+        self.values
+            .open_as(&key, kind, start, end, &mut self.emitter, out);
         self.pos = end;
         self.mode = Mode::Value;
     }

@@ -28,6 +28,7 @@
 mod description;
 mod machine;
 mod render;
+mod value_type;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -51,6 +52,7 @@ use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
 use machine::{Compiled, Entry, Roles, Settings, Wrapping};
 use render::Renderer;
+use value_type::ValueTypes;
 
 /// A family's options, as given in JSON (CF-4, CF-19, CF-22): the keys of every
 /// field family (FD-3), `reasoning_markers` for a family whose description has the
@@ -330,7 +332,18 @@ impl Family {
         ]
         .into_iter()
         .flatten()
-        .collect();
+        .collect::<Vec<_>>();
+        // The type text beside a parameter's key (CF-20).
+        let value_types = c.value_type.as_deref().map(|r| {
+            ValueTypes::new(
+                rule(r),
+                description.string_types.clone().unwrap_or_default(),
+            )
+        });
+        let captured = captured
+            .into_iter()
+            .chain(value_types.as_ref().map(|v| v.rule))
+            .collect();
         let (object, strip_newlines) = match &description.arguments {
             Some(Arguments::Json { object, .. }) => (Some(rule(object)), false),
             Some(Arguments::Parameters { strip_newlines }) => (None, *strip_newlines),
@@ -397,6 +410,7 @@ impl Family {
             end_in_block_markup: description.end_of_input_in_block == EndInBlock::Markup,
             start_in_reasoning: description.start_in_reasoning,
             wrapping,
+            value_types,
         };
         let options = description
             .options
