@@ -127,7 +127,7 @@ fn stream_with_stops_cuts_at_the_earliest_one() {
     );
 }
 
-/// The README's request example: two participants, one tool call and its result,
+/// The request example of docs/transcript-requests.md: two participants, one tool call and its result,
 /// and a cache marker (TR-97, TR-102).
 fn request_input() -> Value {
     json!({
