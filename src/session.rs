@@ -554,7 +554,6 @@ enum Kind {
     },
     /// A field family run by the engine (its entry of `field::families::TABLE`).
     Engine {
-        family: &'static field::custom::Family,
         name: &'static str,
         /// Its Rust renderer, where its description has none (the table's entry).
         render: Option<RenderFn>,
@@ -585,7 +584,8 @@ impl Dialect {
     pub fn open(&self, options: &Value, spans: bool) -> Result<Box<dyn Session>, OptionsError> {
         match self.kind {
             Kind::Fixed { open, .. } => open(options, spans),
-            Kind::Engine { family, name, .. } => {
+            Kind::Engine { name, .. } => {
+                let family = engine(name);
                 let parsed: field::custom::Options = options_from_json(name, options)?;
                 let machine = family.machine(&parsed).map_err(|e| match e {
                     field::custom::FamilyError::Options(message) => {
@@ -606,7 +606,10 @@ impl Dialect {
     pub fn renders(&self) -> bool {
         match self.kind {
             Kind::Fixed { render, .. } => render.is_some(),
-            Kind::Engine { family, render, .. } => render.is_some() || family.renders(),
+            Kind::Engine { name, render } => {
+                render.is_some()
+                    || field::families::description(name).is_some_and(|d| d.render.is_some())
+            }
         }
     }
 
@@ -629,7 +632,7 @@ impl Dialect {
                 render: Some(render),
                 ..
             } => render(what, input, options),
-            Kind::Engine { family, .. } => family.render(what, input, options),
+            Kind::Engine { name, .. } => engine(name).render(what, input, options),
         }
     }
 
@@ -637,12 +640,17 @@ impl Dialect {
     pub fn schemas(&self) -> Schemas {
         match self.kind {
             Kind::Fixed { schemas, .. } => schemas(),
-            Kind::Engine { family, .. } => Schemas {
-                options: family.options_schema(),
+            Kind::Engine { name, .. } => Schemas {
+                options: engine(name).options_schema(),
                 ..schemas::<field::custom::Options, field::Document>()
             },
         }
     }
+}
+
+/// The engine family of the table called `name`, built at its first use.
+fn engine(name: &str) -> &'static field::custom::Family {
+    field::families::family(name).expect("an engine family of the table")
 }
 
 /// The signature of [`Dialect::open`].
@@ -716,13 +724,12 @@ pub fn dialects() -> &'static [Dialect] {
         for entry in field::families::TABLE {
             let dialect = match entry.definition {
                 field::families::Definition::Engine { .. } => {
-                    let family =
-                        field::families::family(entry.name).expect("an engine family of the table");
+                    let description = field::families::description(entry.name)
+                        .expect("an engine family of the table");
                     Dialect {
                         name: entry.name,
-                        summary: family.description().summary.as_deref().unwrap_or(""),
+                        summary: description.summary.as_deref().unwrap_or(""),
                         kind: Kind::Engine {
-                            family,
                             name: entry.name,
                             render: entry.render,
                         },

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::custom::Family;
+use super::custom::{Description, Family};
 
 /// Renders JSON into a family's text (`idiolect render`) where its description
 /// cannot say how (CF-26): `what` selects among its renderings.
@@ -120,6 +120,21 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// Whether `name` is a field family.
 pub fn is_family(name: &str) -> bool {
     TABLE.iter().any(|e| e.name == name)
+}
+
+/// The description of the engine family called `name`, read at first use from its
+/// file without compiling its grammar (`None` for a name that is not an engine
+/// family of the table): what the registry lists before any family is built.
+pub fn description(name: &str) -> Option<&'static Description> {
+    static READ: [OnceLock<Description>; TABLE.len()] = [const { OnceLock::new() }; TABLE.len()];
+    let index = TABLE.iter().position(|e| e.name == name)?;
+    let Definition::Engine { description, .. } = TABLE[index].definition else {
+        return None;
+    };
+    Some(READ[index].get_or_init(|| {
+        serde_json::from_str(description)
+            .unwrap_or_else(|e| panic!("grammar/{name}.family.json reads (tested): {e}"))
+    }))
 }
 
 /// The engine family called `name`, built at first use from its files (`None` for
