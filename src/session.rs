@@ -792,14 +792,7 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
 
 /// The field families whose state machine is still their own, by name: their
 /// place among the families is the table's (`field::families::TABLE`).
-const MACHINE_FAMILIES: [Dialect; 3] = [
-    Dialect::fixed(
-        "harmony",
-        "gpt-oss harmony messages: analysis channel as reasoning, to=functions.NAME messages as tool calls with JSON arguments",
-        open::<field::harmony::HarmonyMachine>,
-        Some(field::harmony::render_json),
-        schemas::<field::harmony::Options, field::Document>,
-    ),
+const MACHINE_FAMILIES: [Dialect; 2] = [
     Dialect::fixed(
         "llama3-json",
         "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, harmony, llama3_json, mistral, pythonic, reasoning, Delta, DeltaMode, DeltaProjection,
-    Document, Event, Item, Options,
+    self, llama3_json, mistral, pythonic, reasoning, Delta, DeltaMode, DeltaProjection, Document,
+    Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -63,10 +63,6 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
         return run(family.parser(&options).expect("options"), chunks);
     }
     match dialect {
-        "harmony" => run(
-            harmony::Parser::with_options(&of(&options)).expect("options"),
-            chunks,
-        ),
         "llama3-json" => {
             let options: llama3_json::Options =
                 serde_json::from_value(options.clone()).expect("case options");
@@ -423,8 +419,8 @@ proptest! {
     #[test]
     fn harmony_parses_a_rendered_turn_back(pieces in turn()) {
         let doc = document(&pieces);
-        let text = harmony::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(harmony::parse(&text, &harmony::Options::default()), doc, "{:?}", text);
+        let text = engine("harmony").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("harmony").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]
@@ -602,7 +598,7 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 9] = [
+    const TESTED: [&str; 10] = [
         "hermes",
         "qwen3-coder",
         "deepseek-v3",
@@ -612,6 +608,7 @@ fn every_rendering_family_has_a_round_trip_property() {
         "minimax-m2",
         "glm",
         "seed-oss",
+        "harmony",
     ];
     for name in field::families::names() {
         if field::families::family(name).is_some_and(|f| f.renders()) {

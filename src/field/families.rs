@@ -99,7 +99,7 @@ pub const TABLE: &[Entry] = &[
     engine!("qwen3-coder"),
     engine!("deepseek-v3", "deepseek"),
     engine!("deepseek-v3.1", "deepseek"),
-    machine!("harmony"),
+    engine!("harmony"),
     engine!("mistral", render = super::mistral::render_json),
     machine!("llama3-json"),
     machine!("pythonic"),

@@ -11,9 +11,6 @@ use crate::machine::{compile, Program};
 /// each JSON-argument field family's grammar.
 pub const FIELD_JSON: &str = include_str!("../../grammar/field-json.pest");
 
-/// The text of grammar/harmony.pest.
-pub const HARMONY: &str = include_str!("../../grammar/harmony.pest");
-
 /// The text of grammar/json-call-object.pest: a call object's walk read as JSON
 /// (spec/custom-family.md CF-24).
 pub const JSON_CALL_OBJECT: &str = include_str!("../../grammar/json-call-object.pest");
@@ -42,16 +39,9 @@ impl Source {
 }
 
 /// Every field grammar, by name.
-fn sources() -> [(&'static str, Source); 7] {
+fn sources() -> [(&'static str, Source); 5] {
     let source = |files, texts| Source { files, texts };
     [
-        (
-            "HARMONY",
-            source(
-                &["harmony", "field-json", "reasoning"],
-                &[HARMONY, FIELD_JSON, REASONING],
-            ),
-        ),
         (
             "JSON_CALL_OBJECT",
             source(
@@ -62,10 +52,6 @@ fn sources() -> [(&'static str, Source); 7] {
         (
             "HERMES",
             source(&["hermes", "reasoning"], &[HERMES, REASONING]),
-        ),
-        (
-            "QWEN3_CODER",
-            source(&["qwen3-coder", "reasoning"], &[QWEN3_CODER, REASONING]),
         ),
         (
             "LLAMA3_JSON",
@@ -94,13 +80,6 @@ fn program(name: &str) -> Program {
     source.compile()
 }
 
-/// The program of grammar/harmony.pest with grammar/field-json.pest and
-/// grammar/reasoning.pest.
-pub fn harmony() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("HARMONY"))
-}
-
 /// The program of grammar/json-call-object.pest with grammar/field-json.pest.
 pub fn json_call_object() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
@@ -114,15 +93,6 @@ pub const HERMES: &str = include_str!("../../grammar/hermes.pest");
 pub fn hermes() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| program("HERMES"))
-}
-
-/// The text of grammar/qwen3-coder.pest.
-pub const QWEN3_CODER: &str = include_str!("../../grammar/qwen3-coder.pest");
-
-/// The program of grammar/qwen3-coder.pest with grammar/reasoning.pest.
-pub fn qwen3_coder() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("QWEN3_CODER"))
 }
 
 /// The text of grammar/python-call.pest: Python keyword arguments and literals,

@@ -109,7 +109,6 @@ macro_rules! family_glue {
     };
 }
 
-mod call_arguments;
 mod call_object;
 mod parameter_values;
 
@@ -167,7 +166,6 @@ mod emitter;
 mod event;
 pub mod families;
 pub mod grammars;
-pub mod harmony;
 mod input;
 pub mod json_arguments;
 mod llama;

@@ -781,12 +781,6 @@ fn every_grammar_of_the_crate_compiles() {
     assert!(crate::field::grammars::pythonic()
         .rule("list_next")
         .is_some());
-    assert!(crate::field::grammars::qwen3_coder()
-        .rule("text_marker")
-        .is_some());
-    assert!(crate::field::grammars::harmony()
-        .rule("recipient")
-        .is_some());
     assert!(crate::field::grammars::json_call_object()
         .rule("member_name")
         .is_some());

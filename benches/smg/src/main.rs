@@ -396,7 +396,6 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
         return engine.parse(text, &typed(options)).expect("options");
     }
     match family {
-        Family::Harmony => field::harmony::parse(text, &typed(options)),
         Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
         Family::Pythonic => field::pythonic::parse(text, &typed(options)),
         _ => unreachable!("{} is run by the engine", family.name()),
@@ -509,10 +508,6 @@ fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected 
         return stream(engine.parser(&typed(options)).expect("options"), pieces);
     }
     match family {
-        Family::Harmony => stream(
-            field::harmony::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
         Family::Llama3Json => stream(
             field::llama3_json::Parser::with_options(&typed(options)).expect("options"),
             pieces,

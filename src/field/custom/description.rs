@@ -89,8 +89,9 @@ pub struct OptionValue {
 
 /// The description keys whose rule an option's value may replace (CF-22): the
 /// entry rules.
-pub const REPLACEABLE: [&str; 12] = [
+pub const REPLACEABLE: [&str; 13] = [
     "entries.text",
+    "entries.start",
     "entries.reasoning",
     "entries.call_body",
     "entries.value_end",
@@ -148,6 +149,10 @@ pub struct Entries {
     /// Run at each candidate byte in reasoning (default: `text`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Run once at offset 0 when the output does not start in reasoning (CF-30;
+    /// default: none, text is scanned from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
     /// Parameters encoding: run where a call's body continues (after the call
     /// starts and after each value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -364,6 +369,7 @@ impl Description {
         let mut named: Vec<(&'static str, Option<&str>)> = vec![
             ("entries.text", Some(&e.text)),
             ("entries.reasoning", e.reasoning.as_deref()),
+            ("entries.start", e.start.as_deref()),
             ("entries.after_call", e.after_call.as_deref()),
             ("entries.skip", e.skip.as_deref()),
             ("captures.name", c.name.as_deref()),
@@ -378,18 +384,6 @@ impl Description {
                 self.reasoning_markers.as_ref().map(|r| r.plain.as_str()),
             ),
         ];
-        if self.reasoning_markers.is_some() {
-            // The wrappers are the family's reasoning markers (CF-19).
-            let roles = [
-                ("captures.reasoning_open", c.reasoning_open.is_some()),
-                ("captures.reasoning_close", c.reasoning_close.is_some()),
-            ];
-            if let Some((key, _)) = roles.iter().find(|(_, present)| *present) {
-                return Err(format!(
-                    "key `{key}` does not apply with `reasoning_markers`"
-                ));
-            }
-        }
         let Some(arguments) = &self.arguments else {
             // A family without calls: no key of a call applies (CF-25).
             let calls = [

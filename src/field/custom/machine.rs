@@ -100,6 +100,8 @@ pub(crate) struct Compiled {
     pub(crate) program: &'static Program,
     pub(crate) text: Entry,
     pub(crate) reasoning: Entry,
+    /// Run once at offset 0 (CF-30).
+    pub(crate) start: Option<Entry>,
     pub(crate) call_body: Option<Entry>,
     pub(crate) value_end: Option<Entry>,
     /// Inside a value that quotes an open nested opener (CF-17).
@@ -170,6 +172,7 @@ impl Compiled {
         let slot = match key {
             "entries.text" => &mut self.text,
             "entries.reasoning" => &mut self.reasoning,
+            "entries.start" => self.start.get_or_insert(entry.clone()),
             "entries.call_body" => self.call_body.get_or_insert(entry.clone()),
             "entries.value_end" => self.value_end.get_or_insert(entry.clone()),
             "entries.value_nested" => self.value_nested.get_or_insert(entry.clone()),
@@ -204,6 +207,8 @@ impl Compiled {
 enum Probing {
     /// A marker in prose (answer text or reasoning).
     Prose,
+    /// The start rule at offset 0 (CF-30).
+    Start,
     /// What follows a complete call.
     AfterCall,
     /// A call's body, between parameters.
@@ -264,6 +269,9 @@ pub struct CustomMachine {
     /// object goes on (absolute; CF-18).
     scanned: usize,
     reasoning: bool,
+    /// Whether the open reasoning is the family's own, opened by its
+    /// `reasoning_open` capture or by the prompt (CF-31): no wrapper applies in it.
+    own: bool,
     began: bool,
     /// Parameters encoding: the call's parameters, typed by the tools' schemas.
     values: ParameterValues,
@@ -308,8 +316,11 @@ impl CustomMachine {
             .map(|object| ArgumentsReader::with_rule(family.program, object));
         let object = family.call_object.clone().map(CallObject::new);
         let values = ParameterValues::new(&options.tools, family.strip_newlines);
+        // A family with reasoning markers of its own starts in its own reasoning
+        // (CF-31); RS-6's opener is asked only where the wrappers are its markers.
+        let own = family.roles.reasoning_open.is_some();
         let first = RepeatedOpener::new(
-            options.start_in_reasoning && wrappers.is_some(),
+            options.start_in_reasoning && wrappers.is_some() && !own,
             &options.spellings,
         );
         CustomMachine {
@@ -325,6 +336,7 @@ impl CustomMachine {
             object_start: 0,
             scanned: 0,
             reasoning: false,
+            own: false,
             began: false,
             values,
             wrappers,
@@ -344,6 +356,10 @@ impl CustomMachine {
         let (Some(w), Some(wrapping)) = (&self.wrappers, &f.wrapping) else {
             return Some(composed.rule);
         };
+        if self.reasoning && self.own {
+            // The family's own reasoning: its markers alone (CF-31).
+            return wrapping.plain.finder.table[byte as usize].then_some(wrapping.plain.rule);
+        }
         let applies = Spelling::of_lead_byte(byte)
             .filter(|s| w.wrappers.applies(*s, self.reasoning))
             .is_some();
@@ -374,6 +390,7 @@ impl CustomMachine {
         let entry = match probing {
             Probing::Prose if self.reasoning => &f.reasoning,
             Probing::Prose => &f.text,
+            Probing::Start => f.start.as_ref().unwrap_or(&f.text),
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
             Probing::ValueEnd => f.value_entry(self.values.nested()),
@@ -448,6 +465,7 @@ impl CustomMachine {
             if marker == WrapperMarker::Opened {
                 self.emitter.reasoning_start(end, out);
                 self.reasoning = true;
+                self.own = false;
             } else {
                 // A closer in answer text is stray (RS-13): markup.
                 if self.emitter.in_reasoning() {
@@ -458,8 +476,13 @@ impl CustomMachine {
                 self.reasoning = false;
             }
         } else if self.captured(roles.reasoning_open, unit).is_some() {
+            // Open reasoning ends before the next opens (CF-6).
+            if self.emitter.in_reasoning() {
+                self.emitter.reasoning_end(true, start, out);
+            }
             self.emitter.reasoning_start(end, out);
             self.reasoning = true;
+            self.own = true;
         } else if self.captured(roles.reasoning_close, unit).is_some() {
             if self.emitter.in_reasoning() {
                 self.emitter.reasoning_end(true, end, out);
@@ -508,7 +531,7 @@ impl CustomMachine {
         }
         match probing {
             Probing::AfterCall => Some(false),
-            Probing::Prose => {
+            Probing::Prose | Probing::Start => {
                 let block = self.family.roles.block_open?;
                 self.machine
                     .captures()
@@ -549,7 +572,9 @@ impl CustomMachine {
         out: &mut Vec<Event>,
     ) {
         match probing {
-            Probing::Prose | Probing::AfterCall => self.marker(start, end, unit, out),
+            Probing::Prose | Probing::Start | Probing::AfterCall => {
+                self.marker(start, end, unit, out)
+            }
             Probing::CallBody => {
                 let roles = self.family.roles.clone();
                 if let Some(raw) = self.captured(roles.parameter, unit) {
@@ -650,6 +675,11 @@ impl CustomMachine {
             0
         };
         match probing {
+            Probing::Start => {
+                // Not a start: text is scanned from offset 0 (CF-30).
+                self.pos = start;
+                self.mode = Mode::Prose;
+            }
             Probing::Prose => {
                 self.prose(&pending[rel..rel + len], start, out);
                 self.pos = start + len;
@@ -868,7 +898,11 @@ impl Machine for CustomMachine {
             self.began = true;
             if self.start_in_reasoning {
                 self.reasoning = true;
+                self.own = self.family.roles.reasoning_open.is_some();
                 self.emitter.reasoning_start(base, out);
+            } else if let Some(start) = &self.family.start {
+                // The start rule, once at offset 0 (CF-30).
+                self.start_rule(Probing::Start, start.rule, base);
             }
         }
         let bytes = pending.as_bytes();
@@ -963,7 +997,10 @@ impl Machine for CustomMachine {
                         // An empty match starts nothing where the mode would come
                         // back to the same byte with the same rule (CF-6): no loop.
                         Outcome::Matched { end: 0 }
-                            if matches!(probing, Probing::Prose | Probing::CallBody) =>
+                            if matches!(
+                                probing,
+                                Probing::Prose | Probing::Start | Probing::CallBody
+                            ) =>
                         {
                             self.rejected(probing, start, false, pending, base, out)
                         }

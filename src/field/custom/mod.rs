@@ -392,6 +392,7 @@ impl Family {
             program,
             text: entry(&e.text),
             reasoning: entry(e.reasoning.as_deref().unwrap_or(&e.text)),
+            start: e.start.as_deref().map(entry),
             call_body: e.call_body.as_deref().map(entry),
             value_end: e.value_end.as_deref().map(entry),
             value_nested: e.value_nested.as_deref().map(entry),

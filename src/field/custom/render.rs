@@ -58,6 +58,12 @@ pub struct Render {
     /// Written after reasoning in a turn, when it was closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_close: Option<String>,
+    /// Written before each text item of a turn (CF-32).
+    #[serde(default)]
+    pub text_open: String,
+    /// Written after each text item of a turn (CF-32).
+    #[serde(default)]
+    pub text_close: String,
 }
 
 /// What a placeholder stands for.
@@ -95,7 +101,9 @@ impl Slot {
 #[derive(Clone, Debug, PartialEq)]
 enum Piece {
     Text(String),
-    Slot(Slot),
+    /// A placeholder, and the text written in its place when it is empty
+    /// (`{{name|tool}}`, CF-32).
+    Slot(Slot, Option<String>),
 }
 
 /// A template read into its pieces.
@@ -115,7 +123,10 @@ impl Template {
             let close = after
                 .find("}}")
                 .ok_or_else(|| format!("key `render.{key}`: `{{{{` without `}}}}`"))?;
-            let word = after[..close].trim();
+            let (word, default) = match after[..close].split_once('|') {
+                Some((word, default)) => (word.trim(), Some(default.to_string())),
+                None => (after[..close].trim(), None),
+            };
             let slot = Slot::of(word)
                 .filter(|_| allowed.contains(&word))
                 .ok_or_else(|| {
@@ -124,7 +135,7 @@ impl Template {
                         allowed.join(", ")
                     )
                 })?;
-            pieces.push(Piece::Slot(slot));
+            pieces.push(Piece::Slot(slot, default));
             rest = &after[close + 2..];
         }
         if !rest.is_empty() {
@@ -142,7 +153,13 @@ impl Template {
         for piece in &self.0 {
             match piece {
                 Piece::Text(text) => out.push_str(text),
-                Piece::Slot(slot) => fill(*slot, out)?,
+                Piece::Slot(slot, default) => {
+                    let before = out.len();
+                    fill(*slot, out)?;
+                    if let (true, Some(default)) = (out.len() == before, default) {
+                        out.push_str(default);
+                    }
+                }
             }
         }
         Ok(())
@@ -185,7 +202,10 @@ impl Renderer {
         let id = read("id", &render.id, &["name", "index"])?;
         let result = read("result", &render.result, &["content", "id", "name"])?;
         let uses = |t: &Option<Template>, slot: Slot| {
-            t.as_ref().is_some_and(|t| t.0.contains(&Piece::Slot(slot)))
+            t.as_ref().is_some_and(|t| {
+                t.0.iter()
+                    .any(|p| matches!(p, Piece::Slot(s, _) if *s == slot))
+            })
         };
         if uses(&call, Slot::Parameters) && parameter.is_none() {
             return Err(
@@ -193,8 +213,10 @@ impl Renderer {
             );
         }
         for (key, text) in [
-            ("reasoning_open", &render.reasoning_open),
-            ("reasoning_close", &render.reasoning_close),
+            ("reasoning_open", render.reasoning_open.as_ref()),
+            ("reasoning_close", render.reasoning_close.as_ref()),
+            ("text_open", Some(&render.text_open)),
+            ("text_close", Some(&render.text_close)),
         ] {
             if let Some(text) = text {
                 Template::read(key, text, &[])?;
@@ -330,7 +352,11 @@ impl Renderer {
         let mut items = doc.items.iter().peekable();
         while let Some(item) = items.next() {
             match item {
-                Item::Text { text, .. } => out.push_str(text),
+                Item::Text { text, .. } => {
+                    out.push_str(&self.spec.text_open);
+                    out.push_str(text);
+                    out.push_str(&self.spec.text_close);
+                }
                 Item::Reasoning { text, closed, .. } => {
                     let (open, close) = self.wrappers(accepted).ok_or_else(|| {
                         format!("{} has no reasoning wrappers to render", self.name)
