@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, llama3_json, mistral, pythonic, reasoning, Delta, DeltaMode, DeltaProjection, Document,
-    Event, Item, Options,
+    self, llama3_json, pythonic, reasoning, Delta, DeltaMode, DeltaProjection, Document, Event,
+    Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -435,9 +435,9 @@ proptest! {
             }
         }
         for version in ["v3", "v7", "v11", "v13", "auto"] {
-            let options: mistral::Options =
+            let options: field::custom::Options =
                 serde_json::from_value(json!({"tokenizer_version": version})).unwrap();
-            let text = mistral::render_turn(options.tokenizer_version, &doc).map_err(TestCaseError::fail)?;
+            let text = engine("mistral").render_turn(&doc, &options).map_err(TestCaseError::fail)?;
             let mut want = doc.clone();
             if version == "v13" {
                 // v13 writes no call ids (MI-9).
@@ -598,7 +598,7 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 10] = [
+    const TESTED: [&str; 11] = [
         "hermes",
         "qwen3-coder",
         "deepseek-v3",
@@ -609,6 +609,7 @@ fn every_rendering_family_has_a_round_trip_property() {
         "glm",
         "seed-oss",
         "harmony",
+        "mistral",
     ];
     for name in field::families::names() {
         if field::families::family(name).is_some_and(|f| f.renders()) {

@@ -100,7 +100,7 @@ pub const TABLE: &[Entry] = &[
     engine!("deepseek-v3", "deepseek"),
     engine!("deepseek-v3.1", "deepseek"),
     engine!("harmony"),
-    engine!("mistral", render = super::mistral::render_json),
+    engine!("mistral"),
     machine!("llama3-json"),
     machine!("pythonic"),
     engine!("reasoning", "reasoning-dialect"),

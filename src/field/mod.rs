@@ -170,7 +170,6 @@ mod input;
 pub mod json_arguments;
 mod llama;
 pub mod llama3_json;
-pub mod mistral;
 mod options;
 mod probe;
 pub mod pythonic;

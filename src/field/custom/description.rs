@@ -85,6 +85,10 @@ pub struct OptionValue {
     /// `reasoning_markers.plain`, …) to rule.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub rules: IndexMap<String, String>,
+    /// The render templates while chosen, in place of the description's `render`
+    /// (CF-22, CF-26).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<super::render::Render>,
 }
 
 /// The description keys whose rule an option's value may replace (CF-22): the

@@ -224,6 +224,9 @@ pub struct Family {
     description: Description,
     compiled: Arc<Compiled>,
     renderer: Option<Arc<Renderer>>,
+    /// The renderers that option values choose (CF-22): option index, value
+    /// index, renderer.
+    chosen_renderers: Vec<(usize, usize, Arc<Renderer>)>,
     variants: Arc<Variants>,
 }
 
@@ -443,10 +446,26 @@ impl Family {
             .map(|r| Renderer::new(&description.name, r).map(Arc::new))
             .transpose()
             .map_err(FamilyError::Description)?;
+        let mut chosen_renderers = Vec::new();
+        for (o, (option_name, option)) in description.options.iter().enumerate() {
+            for (v, (value, chosen)) in option.values.iter().enumerate() {
+                if let Some(render) = &chosen.render {
+                    let renderer = Renderer::new(&description.name, render).map_err(|e| {
+                        FamilyError::Description(e.replacen(
+                            "key `render.",
+                            &format!("key `options.{option_name}.values.{value}.render."),
+                            1,
+                        ))
+                    })?;
+                    chosen_renderers.push((o, v, Arc::new(renderer)));
+                }
+            }
+        }
         Ok(Family {
             description,
             compiled,
             renderer,
+            chosen_renderers,
             variants: Arc::new(Variants {
                 options,
                 built: Mutex::default(),
@@ -642,15 +661,23 @@ impl Family {
         Ok(self.parse_events(input, options)?.0)
     }
 
-    /// Whether the family renders (CF-26: its description has `render`).
+    /// Whether the family renders (CF-26: its description has `render`, or an
+    /// option's value chooses templates, CF-22).
     pub fn renders(&self) -> bool {
-        self.renderer.is_some()
+        self.renderer.is_some() || !self.chosen_renderers.is_empty()
     }
 
-    /// The renderer, or the message of a family that does not render.
-    fn renderer(&self) -> Result<&Renderer, String> {
-        self.renderer
-            .as_deref()
+    /// The renderer for these options: the first option's chosen value that has
+    /// templates (CF-22), else the description's; or the message of a family that
+    /// does not render.
+    fn renderer(&self, options: &Options) -> Result<&Renderer, String> {
+        let settings = self.settings(options).map_err(|e| e.to_string())?;
+        self.chosen_renderers
+            .iter()
+            .find(|(o, v, _)| settings.choice.get(*o) == Some(v))
+            .map(|(_, _, r)| r)
+            .or(self.renderer.as_ref())
+            .map(Arc::as_ref)
             .ok_or_else(|| format!("{} does not render", self.description.name))
     }
 
@@ -669,17 +696,24 @@ impl Family {
             serde_json::from_value(options.clone()).map_err(|e| e.to_string())?
         };
         let spellings = self.spellings(&options)?;
-        self.renderer()?.render(what, input, spellings.as_deref())
+        self.renderer(&options)?
+            .render(what, input, spellings.as_deref())
     }
 
-    /// Tool calls as the family's template writes them together (CF-26).
-    pub fn render_calls(&self, calls: &[CallSpec]) -> Result<String, String> {
-        self.renderer()?.render_calls(calls)
+    /// Tool calls as the family's template writes them together (CF-26), for
+    /// these options (CF-22).
+    pub fn render_calls(&self, calls: &[CallSpec], options: &Options) -> Result<String, String> {
+        self.renderer(options)?.render_calls(calls)
     }
 
-    /// Tool results as the family's template writes them (CF-26).
-    pub fn render_results(&self, results: &[ResultSpec]) -> Result<String, String> {
-        self.renderer()?.render_results(results)
+    /// Tool results as the family's template writes them (CF-26), for these
+    /// options (CF-22).
+    pub fn render_results(
+        &self,
+        results: &[ResultSpec],
+        options: &Options,
+    ) -> Result<String, String> {
+        self.renderer(options)?.render_results(results)
     }
 
     /// A whole turn as the family's template writes it (CF-26): parsing it gives
@@ -687,7 +721,8 @@ impl Family {
     /// complete.
     pub fn render_turn(&self, doc: &Document, options: &Options) -> Result<String, String> {
         let spellings = self.spellings(options)?;
-        self.renderer()?.render_turn(doc, spellings.as_deref())
+        self.renderer(options)?
+            .render_turn(doc, spellings.as_deref())
     }
 
     /// The accepted reasoning spellings of CF-19's key (`None` without it).

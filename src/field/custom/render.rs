@@ -72,12 +72,14 @@ enum Slot {
     Name,
     NameJson,
     Id,
+    IdJson,
     Index,
     Arguments,
     Parameters,
     Key,
     Value,
     Content,
+    ContentJson,
 }
 
 impl Slot {
@@ -86,12 +88,14 @@ impl Slot {
             "name" => Slot::Name,
             "name_json" => Slot::NameJson,
             "id" => Slot::Id,
+            "id_json" => Slot::IdJson,
             "index" => Slot::Index,
             "arguments" => Slot::Arguments,
             "parameters" => Slot::Parameters,
             "key" => Slot::Key,
             "value" => Slot::Value,
             "content" => Slot::Content,
+            "content_json" => Slot::ContentJson,
             _ => return None,
         })
     }
@@ -104,39 +108,75 @@ enum Piece {
     /// A placeholder, and the text written in its place when it is empty
     /// (`{{name|tool}}`, CF-32).
     Slot(Slot, Option<String>),
+    /// `{{#id}}…{{/id}}`: written only where the placeholder's value is present
+    /// (CF-32).
+    Section(Slot, Template),
 }
 
 /// A template read into its pieces.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Template(Vec<Piece>);
 
+/// How a template's placeholders are written: `fill` writes one, `present` says
+/// whether a section's value is there.
+struct Fill<'a> {
+    fill: &'a mut dyn FnMut(Slot, &mut String) -> Result<(), String>,
+    present: &'a dyn Fn(Slot) -> bool,
+}
+
 impl Template {
     /// Reads `text` as the template of `key`, whose placeholders are `allowed`.
     fn read(key: &str, text: &str, allowed: &[&str]) -> Result<Template, String> {
-        let mut pieces = Vec::new();
-        let mut rest = text;
-        while let Some(open) = rest.find("{{") {
-            if open > 0 {
-                pieces.push(Piece::Text(rest[..open].to_string()));
-            }
-            let after = &rest[open + 2..];
-            let close = after
-                .find("}}")
-                .ok_or_else(|| format!("key `render.{key}`: `{{{{` without `}}}}`"))?;
-            let (word, default) = match after[..close].split_once('|') {
-                Some((word, default)) => (word.trim(), Some(default.to_string())),
-                None => (after[..close].trim(), None),
-            };
-            let slot = Slot::of(word)
+        let refuse = |what: String| format!("key `render.{key}`: {what}");
+        let slot_of = |word: &str| {
+            Slot::of(word)
                 .filter(|_| allowed.contains(&word))
                 .ok_or_else(|| {
-                    format!(
-                        "key `render.{key}`: no placeholder `{{{{{word}}}}}` here (it offers {})",
+                    refuse(format!(
+                        "no placeholder `{{{{{word}}}}}` here (it offers {})",
                         allowed.join(", ")
-                    )
-                })?;
-            pieces.push(Piece::Slot(slot, default));
+                    ))
+                })
+        };
+        // The open sections, innermost last, each with its pieces so far.
+        let mut open: Vec<(String, Slot, Vec<Piece>)> = Vec::new();
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("{{") {
+            if at > 0 {
+                pieces.push(Piece::Text(rest[..at].to_string()));
+            }
+            let after = &rest[at + 2..];
+            let close = after
+                .find("}}")
+                .ok_or_else(|| refuse("`{{` without `}}`".into()))?;
+            let inside = &after[..close];
             rest = &after[close + 2..];
+            if let Some(word) = inside.strip_prefix('#') {
+                let word = word.trim();
+                open.push((
+                    word.to_string(),
+                    slot_of(word)?,
+                    std::mem::take(&mut pieces),
+                ));
+            } else if let Some(word) = inside.strip_prefix('/') {
+                let word = word.trim();
+                let Some((name, slot, outer)) = open.pop().filter(|(name, ..)| name == word) else {
+                    return Err(refuse(format!("`{{{{/{word}}}}}` closes no open section")));
+                };
+                debug_assert_eq!(name, word);
+                let body = std::mem::replace(&mut pieces, outer);
+                pieces.push(Piece::Section(slot, Template(body)));
+            } else {
+                let (word, default) = match inside.split_once('|') {
+                    Some((word, default)) => (word.trim(), Some(default.to_string())),
+                    None => (inside.trim(), None),
+                };
+                pieces.push(Piece::Slot(slot_of(word)?, default));
+            }
+        }
+        if let Some((word, ..)) = open.last() {
+            return Err(refuse(format!("section `{{{{#{word}}}}}` is not closed")));
         }
         if !rest.is_empty() {
             pieces.push(Piece::Text(rest.to_string()));
@@ -144,26 +184,56 @@ impl Template {
         Ok(Template(pieces))
     }
 
-    /// Writes the template, each placeholder by `fill`.
+    /// Whether the template writes `slot` anywhere, sections included.
+    fn uses(&self, slot: Slot) -> bool {
+        self.0.iter().any(|p| match p {
+            Piece::Slot(s, _) => *s == slot,
+            Piece::Section(s, body) => *s == slot || body.uses(slot),
+            Piece::Text(_) => false,
+        })
+    }
+
+    /// Writes the template, each placeholder by `fill`; every section is present.
     fn write(
         &self,
         out: &mut String,
         mut fill: impl FnMut(Slot, &mut String) -> Result<(), String>,
     ) -> Result<(), String> {
+        self.write_with(
+            out,
+            &mut Fill {
+                fill: &mut fill,
+                present: &|_| true,
+            },
+        )
+    }
+
+    /// Writes the template as `with` says.
+    fn write_with(&self, out: &mut String, with: &mut Fill<'_>) -> Result<(), String> {
         for piece in &self.0 {
             match piece {
                 Piece::Text(text) => out.push_str(text),
                 Piece::Slot(slot, default) => {
                     let before = out.len();
-                    fill(*slot, out)?;
+                    (with.fill)(*slot, out)?;
                     if let (true, Some(default)) = (out.len() == before, default) {
                         out.push_str(default);
+                    }
+                }
+                Piece::Section(slot, body) => {
+                    if (with.present)(*slot) {
+                        body.write_with(out, with)?;
                     }
                 }
             }
         }
         Ok(())
     }
+}
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
 }
 
 /// A family's renderer, its templates read when the family is built.
@@ -193,6 +263,7 @@ impl Renderer {
                 "name",
                 "name_json",
                 "id",
+                "id_json",
                 "index",
                 "arguments",
                 "parameters",
@@ -200,14 +271,12 @@ impl Renderer {
         )?;
         let parameter = read("parameter", &render.parameter, &["key", "value"])?;
         let id = read("id", &render.id, &["name", "index"])?;
-        let result = read("result", &render.result, &["content", "id", "name"])?;
-        let uses = |t: &Option<Template>, slot: Slot| {
-            t.as_ref().is_some_and(|t| {
-                t.0.iter()
-                    .any(|p| matches!(p, Piece::Slot(s, _) if *s == slot))
-            })
-        };
-        if uses(&call, Slot::Parameters) && parameter.is_none() {
+        let result = read(
+            "result",
+            &render.result,
+            &["content", "content_json", "id", "id_json", "name"],
+        )?;
+        if call.as_ref().is_some_and(|t| t.uses(Slot::Parameters)) && parameter.is_none() {
             return Err(
                 "key `render.call`: `{{parameters}}` needs the key `render.parameter`".into(),
             );
@@ -237,25 +306,18 @@ impl Renderer {
         let Some(call) = &self.call else {
             return Err(format!("{} renders no calls", self.name));
         };
-        call.write(out, |slot, out| {
+        let mut fill = |slot, out: &mut String| {
             match slot {
                 Slot::Name => out.push_str(&spec.name),
-                Slot::NameJson => out.push_str(&Value::String(spec.name.clone()).to_string()),
+                Slot::NameJson => out.push_str(&json_string(&spec.name)),
                 Slot::Index => out.push_str(&index.to_string()),
                 Slot::Arguments => out.push_str(&spec.arguments_text()?),
-                Slot::Id => match (&spec.id, &self.id) {
-                    (Some(id), _) => out.push_str(id),
-                    (None, Some(template)) => template.write(out, |slot, out| {
-                        match slot {
-                            Slot::Name => out.push_str(&spec.name),
-                            _ => out.push_str(&index.to_string()),
-                        }
-                        Ok(())
-                    })?,
-                    (None, None) => {
-                        return Err(format!("the call of {:?} has no id", spec.name));
-                    }
-                },
+                Slot::Id => self.id_of(spec, index, out)?,
+                Slot::IdJson => {
+                    let mut id = String::new();
+                    self.id_of(spec, index, &mut id)?;
+                    out.push_str(&json_string(&id));
+                }
                 Slot::Parameters => {
                     let parameter = self.parameter.as_ref().expect("checked when built");
                     for (key, value) in &object_arguments(spec)? {
@@ -268,10 +330,35 @@ impl Renderer {
                         })?;
                     }
                 }
-                Slot::Key | Slot::Value | Slot::Content => {}
+                Slot::Key | Slot::Value | Slot::Content | Slot::ContentJson => {}
             }
             Ok(())
-        })
+        };
+        // A section on the id is written for a call's own id (CF-32).
+        let present = |slot| !matches!(slot, Slot::Id | Slot::IdJson) || spec.id.is_some();
+        call.write_with(
+            out,
+            &mut Fill {
+                fill: &mut fill,
+                present: &present,
+            },
+        )
+    }
+
+    /// The id of a call: its own, or the `id` template's text.
+    fn id_of(&self, spec: &CallSpec, index: usize, out: &mut String) -> Result<(), String> {
+        match (&spec.id, &self.id) {
+            (Some(id), _) => out.push_str(id),
+            (None, Some(template)) => template.write(out, |slot, out| {
+                match slot {
+                    Slot::Name => out.push_str(&spec.name),
+                    _ => out.push_str(&index.to_string()),
+                }
+                Ok(())
+            })?,
+            (None, None) => return Err(format!("the call of {:?} has no id", spec.name)),
+        }
+        Ok(())
     }
 
     /// Calls written together: the opener, the calls joined by `separator`, the
@@ -311,14 +398,28 @@ impl Renderer {
             if n > 0 {
                 out.push_str(&self.spec.results_separator);
             }
-            template.write(&mut out, |slot, out| {
+            let mut fill = |slot, out: &mut String| {
                 match slot {
                     Slot::Content => out.push_str(&result.content_text()),
+                    Slot::ContentJson => out.push_str(&json_string(&result.content_text())),
                     Slot::Id => out.push_str(result.id.as_deref().unwrap_or("")),
+                    Slot::IdJson => out.push_str(&json_string(result.id.as_deref().unwrap_or(""))),
                     _ => out.push_str(result.name.as_deref().unwrap_or("")),
                 }
                 Ok(())
-            })?;
+            };
+            let present = |slot| match slot {
+                Slot::Id | Slot::IdJson => result.id.is_some(),
+                Slot::Name => result.name.is_some(),
+                _ => true,
+            };
+            template.write_with(
+                &mut out,
+                &mut Fill {
+                    fill: &mut fill,
+                    present: &present,
+                },
+            )?;
         }
         out.push_str(&self.spec.results_close);
         Ok(out)
@@ -486,5 +587,52 @@ mod tests {
             {"type": "text", "text": "y"}
         ]});
         assert_eq!(r.render(None, &doc, None).unwrap(), "<r>x</r>y");
+    }
+
+    #[test]
+    fn sections_are_written_only_where_their_value_is_present() {
+        let r = renderer(
+            r#"{"call": "<{{name}}{{#id}} id={{id_json}}{{/id}}>", "id": "{{index}}",
+                "result": "[{{name|tool}}{{#id}}#{{id}}{{/id}}:{{content_json}}]"}"#,
+        )
+        .unwrap();
+        let call = |id: Option<&str>| CallSpec {
+            name: "f".into(),
+            arguments: Value::Null,
+            id: id.map(str::to_string),
+        };
+        // The section tests the call's own id, not the `id` template's.
+        assert_eq!(
+            r.render_calls(&[call(Some("a\"b")), call(None)]).unwrap(),
+            "<f id=\"a\\\"b\"><f>"
+        );
+        let results: Vec<ResultSpec> = serde_json::from_value(serde_json::json!([
+            {"content": "x\ny", "id": "c1", "name": "g"},
+            {"content": {"ok": true}}
+        ]))
+        .unwrap();
+        assert_eq!(
+            r.render_results(&results).unwrap(),
+            "[g#c1:\"x\\ny\"][tool:\"{\\\"ok\\\":true}\"]"
+        );
+    }
+
+    #[test]
+    fn an_unclosed_or_unopened_section_is_refused() {
+        for (json, says) in [
+            (r#"{"call": "{{#id}}x"}"#, "is not closed"),
+            (r#"{"call": "x{{/id}}"}"#, "closes no open section"),
+            (
+                r#"{"call": "{{#id}}{{#name}}{{/id}}{{/name}}"}"#,
+                "closes no open section",
+            ),
+            (r#"{"call": "{{#content}}{{/content}}"}"#, "no placeholder"),
+        ] {
+            let e = renderer(json).unwrap_err();
+            assert!(
+                e.starts_with("key `render.call`: ") && e.contains(says),
+                "{json}: {e}"
+            );
+        }
     }
 }
