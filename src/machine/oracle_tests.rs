@@ -779,7 +779,7 @@ fn every_grammar_of_the_crate_compiles() {
         .rule("call_next")
         .is_some());
     assert!(crate::field::grammars::pythonic()
-        .rule("list_next")
+        .rule("after_call")
         .is_some());
     assert!(crate::field::grammars::qwen3_coder()
         .rule("text_marker")

@@ -6,8 +6,8 @@
 
 use std::sync::OnceLock;
 
-use super::literal;
 use crate::field::call_object::json_string;
+use crate::field::custom::literal;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
 use crate::field::reasoning::family::RepeatedOpener;

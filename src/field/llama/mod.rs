@@ -2,6 +2,5 @@
 //! where calls start and how they are written), Python literals turned into JSON,
 //! and rendering.
 
-pub mod literal;
 pub mod machine;
 pub mod render;
