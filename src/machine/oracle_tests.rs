@@ -98,7 +98,6 @@ oracle!(
     pythonic_oracle,
     "grammar/pythonic.pest",
     "grammar/python-call.pest",
-    "grammar/field-json.pest",
     "grammar/reasoning.pest"
 );
 oracle!(glm_oracle, "grammar/glm.pest", "grammar/reasoning.pest");
@@ -777,9 +776,6 @@ fn every_grammar_of_the_crate_compiles() {
         .is_some());
     assert!(crate::field::grammars::llama3_json()
         .rule("call_next")
-        .is_some());
-    assert!(crate::field::grammars::pythonic()
-        .rule("after_call")
         .is_some());
     assert!(crate::field::grammars::qwen3_coder()
         .rule("text_marker")
