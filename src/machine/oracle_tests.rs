@@ -505,7 +505,7 @@ proptest! {
 
     #[test]
     fn pythonic_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+        check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]

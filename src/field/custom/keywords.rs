@@ -87,6 +87,90 @@ mod tests {
         assert_eq!(args.close(), ("{}", true));
     }
 
+    const GRAMMAR: &str = r#"
+        name = { ASCII_ALPHA+ }
+        text = _{ "<" ~ name ~ "(" }
+        key = { py_ident }
+        val = { py_value }
+        close = { ")" }
+        body = _{ close | key ~ "=" ~ val }
+        next = _{ py_ws ~ ("," ~ py_ws | close) }
+    "#;
+
+    const DESCRIPTION: &str = r#"{
+      "name": "k",
+      "entries": {"text": "text", "call_body": "body", "value_end": "next"},
+      "captures": {"name": "name", "parameter": "key", "value": "val", "call_close": "close"},
+      "arguments": {"encoding": "keywords", "literals": "python"}
+    }"#;
+
+    fn parse(input: &str) -> Vec<String> {
+        let family = crate::field::custom::Family::new(GRAMMAR, DESCRIPTION).expect("builds");
+        let doc = family.parse(input, &Default::default()).expect("parses");
+        doc.items
+            .iter()
+            .map(|i| match i {
+                crate::field::Item::Text { text, .. } => text.to_string(),
+                crate::field::Item::ToolCall {
+                    name,
+                    arguments,
+                    complete,
+                    ..
+                } => format!("{name}{arguments}{complete}"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_family_reads_literal_keyword_arguments_through_its_grammar() {
+        assert_eq!(
+            parse("a <f(x=True, y=[1, 'b'])> z"),
+            ["a ", "f{\"x\":true,\"y\":[1,\"b\"]}true", "> z"]
+        );
+        assert_eq!(parse("<g()"), ["g{}true"]);
+    }
+
+    #[test]
+    fn an_argument_that_cannot_be_read_ends_the_call_where_it_begins() {
+        assert_eq!(parse("<f(x=1, 2)"), ["f{\"x\":1false", "2)"]);
+        assert_eq!(parse("<f(x=1, x=2)"), ["f{\"x\":1,\"x\":2}false"]);
+        // Cut by the end of input: the argument is dropped.
+        assert_eq!(parse("<f(x=1, y='ab"), ["f{\"x\":1false"]);
+    }
+
+    #[test]
+    fn misused_keys_are_refused_in_one_line_naming_them() {
+        let cases = [
+            (
+                DESCRIPTION.replace(r#""value": "val", "#, ""),
+                "missing key `captures.value` (required with arguments encoding `keywords`)",
+            ),
+            (
+                DESCRIPTION.replace(r#""literals": "python""#, r#""literals": "ruby""#),
+                "unknown variant `ruby`",
+            ),
+            (
+                DESCRIPTION.replace(r#""name": "k","#, r#""name": "k", "string_types": ["s"],"#),
+                "keys `captures.value_type` and `string_types` go together",
+            ),
+            (
+                DESCRIPTION.replace(
+                    r#"{"encoding": "keywords", "literals": "python"}"#,
+                    r#"{"encoding": "parameters"}"#,
+                ),
+                "key `captures.value` does not apply to arguments encoding `parameters`",
+            ),
+        ];
+        for (description, expected) in cases {
+            let message = crate::field::custom::Family::new(GRAMMAR, &description)
+                .expect_err("refused")
+                .to_string();
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+            assert!(!message.contains('\n'), "{message:?} is one line");
+        }
+    }
+
     #[test]
     fn a_value_without_json_form_is_refused() {
         let mut args = KeywordArguments::new(Literals::Python);
