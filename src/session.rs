@@ -792,19 +792,12 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
 
 /// The field families whose state machine is still their own, by name: their
 /// place among the families is the table's (`field::families::TABLE`).
-const MACHINE_FAMILIES: [Dialect; 2] = [
+const MACHINE_FAMILIES: [Dialect; 1] = [
     Dialect::fixed(
         "llama3-json",
         "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",
         open::<field::llama3_json::Llama3JsonMachine>,
         Some(field::llama3_json::render_json),
         schemas::<field::llama3_json::Options, field::Document>,
-    ),
-    Dialect::fixed(
-        "pythonic",
-        "Python-style tool-call lists [f(a=1, b=\"x\")] (Llama 4, Llama 3.2, Liquid), optionally in <|python_start|>…<|python_end|>",
-        open::<field::pythonic::PythonicMachine>,
-        Some(field::pythonic::render_json),
-        schemas::<field::pythonic::Options, field::Document>,
     ),
 ];

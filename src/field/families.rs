@@ -102,7 +102,7 @@ pub const TABLE: &[Entry] = &[
     engine!("harmony"),
     engine!("mistral"),
     machine!("llama3-json"),
-    machine!("pythonic"),
+    engine!("pythonic", render = super::pythonic::render_json),
     engine!("reasoning", "reasoning-dialect"),
     engine!("kimi-k2"),
     engine!("minimax-m2"),

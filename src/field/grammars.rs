@@ -39,7 +39,7 @@ impl Source {
 }
 
 /// Every field grammar, by name.
-fn sources() -> [(&'static str, Source); 5] {
+fn sources() -> [(&'static str, Source); 4] {
     let source = |files, texts| Source { files, texts };
     [
         (
@@ -58,13 +58,6 @@ fn sources() -> [(&'static str, Source); 5] {
             source(
                 &["llama3-json", "python-call", "field-json", "reasoning"],
                 &[LLAMA3_JSON, PYTHON_CALL, FIELD_JSON, REASONING],
-            ),
-        ),
-        (
-            "PYTHONIC",
-            source(
-                &["pythonic", "python-call", "field-json", "reasoning"],
-                &[PYTHONIC, PYTHON_CALL, FIELD_JSON, REASONING],
             ),
         ),
         ("REASONING", source(&["reasoning"], &[REASONING])),
@@ -96,29 +89,18 @@ pub fn hermes() -> &'static Program {
 }
 
 /// The text of grammar/python-call.pest: Python keyword arguments and literals,
-/// appended to the pythonic and llama3-json grammars.
+/// appended to the llama3-json grammar and, as the `python` literal syntax
+/// (spec/custom-family.md CF-27), to an engine family's.
 pub const PYTHON_CALL: &str = include_str!("../../grammar/python-call.pest");
 
 /// The text of grammar/llama3-json.pest.
 pub const LLAMA3_JSON: &str = include_str!("../../grammar/llama3-json.pest");
-
-/// The text of grammar/pythonic.pest.
-pub const PYTHONIC: &str = include_str!("../../grammar/pythonic.pest");
 
 /// The program of grammar/llama3-json.pest with grammar/python-call.pest,
 /// grammar/field-json.pest and grammar/reasoning.pest.
 pub fn llama3_json() -> &'static Program {
     static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM.get_or_init(|| program("LLAMA3_JSON"))
-}
-
-/// The program of grammar/pythonic.pest with grammar/python-call.pest and
-/// grammar/reasoning.pest. (The
-/// JSON rules are appended too, for the arguments reader the machine shares with
-/// llama3-json; pythonic never runs them.)
-pub fn pythonic() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("PYTHONIC"))
 }
 
 /// The text of grammar/reasoning.pest: the reasoning wrappers' markers, the

@@ -10,7 +10,7 @@
 //! assert!(matches!(&doc.items[0], Item::ToolCall { name, .. } if name == "get_weather"));
 //! ```
 
-use crate::field::llama::machine::{Family, LlamaMachine};
+use crate::field::llama::machine::LlamaMachine;
 use crate::field::llama::render;
 use crate::field::reasoning::spelling;
 use crate::field::{Document, DocumentFolder, Event};
@@ -35,7 +35,6 @@ impl Llama3JsonMachine {
     /// A machine for these options.
     pub fn new(options: &Options) -> Self {
         Llama3JsonMachine(LlamaMachine::new(
-            Family::Llama3Json,
             options.start_in_reasoning,
             options.bare_json_calls,
             &options.reasoning_markers,

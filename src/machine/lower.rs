@@ -570,7 +570,6 @@ pub(super) mod tests {
         &[
             "grammar/pythonic.pest",
             "grammar/python-call.pest",
-            "grammar/field-json.pest",
             "grammar/reasoning.pest",
         ],
         &["grammar/reasoning.pest"],

@@ -98,7 +98,6 @@ oracle!(
     pythonic_oracle,
     "grammar/pythonic.pest",
     "grammar/python-call.pest",
-    "grammar/field-json.pest",
     "grammar/reasoning.pest"
 );
 oracle!(glm_oracle, "grammar/glm.pest", "grammar/reasoning.pest");
@@ -506,7 +505,7 @@ proptest! {
 
     #[test]
     fn pythonic_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+        check_grammar::<pythonic_oracle::Oracle>(&grammar_text(&["grammar/pythonic.pest", "grammar/python-call.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
@@ -777,9 +776,6 @@ fn every_grammar_of_the_crate_compiles() {
         .is_some());
     assert!(crate::field::grammars::llama3_json()
         .rule("call_next")
-        .is_some());
-    assert!(crate::field::grammars::pythonic()
-        .rule("list_next")
         .is_some());
     assert!(crate::field::grammars::json_call_object()
         .rule("member_name")

@@ -397,7 +397,6 @@ fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
     }
     match family {
         Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
-        Family::Pythonic => field::pythonic::parse(text, &typed(options)),
         _ => unreachable!("{} is run by the engine", family.name()),
     }
 }
@@ -510,10 +509,6 @@ fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected 
     match family {
         Family::Llama3Json => stream(
             field::llama3_json::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        Family::Pythonic => stream(
-            field::pythonic::Parser::with_options(&typed(options)).expect("options"),
             pieces,
         ),
         _ => unreachable!("{} is run by the engine", family.name()),

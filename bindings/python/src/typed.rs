@@ -24,7 +24,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use idiolect::field::{self, llama3_json, pythonic};
+use idiolect::field::{self, llama3_json};
 use idiolect::fold::{fold_whole, fold_whole_str, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
@@ -907,7 +907,6 @@ pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
     }
     Some(match name {
         "llama3-json" => family.generic::<llama3_json::Llama3JsonMachine>(),
-        "pythonic" => family.generic::<pythonic::PythonicMachine>(),
         _ => return None,
     })
 }

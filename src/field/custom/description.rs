@@ -235,6 +235,10 @@ pub struct Captures {
     /// (CF-20, with `string_types`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_type: Option<String>,
+    /// Keywords encoding: an argument's value, a literal; a `call_body` match
+    /// holding it with `parameter` is one argument (CF-27).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// How a call's arguments are written.
@@ -271,6 +275,13 @@ pub enum Arguments {
         #[serde(default)]
         values: ObjectValues,
     },
+    /// Keyword arguments whose values are literals of a language, each converted
+    /// to JSON by the literal syntax named (CF-27), as pythonic writes
+    /// `[f(a=1, b="x")]`.
+    Keywords {
+        /// The literal syntax of the values.
+        literals: Literals,
+    },
     /// Key/value parameters, typed by the tools' schemas (CF-9).
     Parameters {
         /// Strip one newline right after a parameter's opener and one right before
@@ -298,6 +309,16 @@ pub struct CallObjectKeys {
     /// How the members are read (CF-24).
     #[serde(default)]
     pub values: ObjectValues,
+}
+
+/// The literal syntax of keyword arguments' values (CF-27): one piece of the
+/// engine per syntax, with its grammar and its conversion to JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Literals {
+    /// Python's literals (spec/pythonic.md PY-6), grammar/python-call.pest's
+    /// `py_value`.
+    Python,
 }
 
 /// How a call object's members are read (CF-24).
@@ -359,6 +380,7 @@ impl Arguments {
         match self {
             Arguments::Json { .. } => "json",
             Arguments::JsonCallObject { .. } => "json_call_object",
+            Arguments::Keywords { .. } => "keywords",
             Arguments::Parameters { .. } => "parameters",
         }
     }
@@ -407,6 +429,7 @@ impl Description {
                 ("captures.nested_open", c.nested_open.is_some()),
                 ("captures.nested_close", c.nested_close.is_some()),
                 ("captures.value_type", c.value_type.is_some()),
+                ("captures.value", c.value.is_some()),
             ];
             if let Some((key, _)) = calls.iter().find(|(_, present)| *present) {
                 return Err(format!(
@@ -442,6 +465,21 @@ impl Description {
                 named.push(("entries.arguments_end", e.arguments_end.as_deref()));
                 named.push(("entries.object_end", e.object_end.as_deref()));
                 &["captures.call_open", "entries.arguments_end"]
+            }
+            Arguments::Keywords { .. } => {
+                named.push(("entries.call_body", e.call_body.as_deref()));
+                named.push(("entries.value_end", e.value_end.as_deref()));
+                named.push(("captures.parameter", c.parameter.as_deref()));
+                named.push(("captures.value", c.value.as_deref()));
+                named.push(("captures.call_close", c.call_close.as_deref()));
+                &[
+                    "captures.name",
+                    "entries.call_body",
+                    "entries.value_end",
+                    "captures.parameter",
+                    "captures.value",
+                    "captures.call_close",
+                ]
             }
             Arguments::Parameters { .. } => {
                 named.push(("entries.call_body", e.call_body.as_deref()));
@@ -496,10 +534,24 @@ impl Description {
                 ("entries.arguments_end", e.arguments_end.is_some()),
                 ("entries.object_end", e.object_end.is_some()),
                 ("captures.call_open", c.call_open.is_some()),
+                ("captures.value", c.value.is_some()),
+            ],
+            Arguments::Keywords { .. } => vec![
+                ("entries.arguments_end", e.arguments_end.is_some()),
+                ("entries.object_end", e.object_end.is_some()),
+                ("captures.call_open", c.call_open.is_some()),
+                ("entries.value_nested", e.value_nested.is_some()),
+                ("captures.nested_open", c.nested_open.is_some()),
+                ("captures.nested_close", c.nested_close.is_some()),
+                ("captures.value_type", c.value_type.is_some()),
             ],
         };
-        if !matches!(arguments, Arguments::Parameters { .. }) {
-            misplaced.extend(parameters_only);
+        match arguments {
+            Arguments::Parameters { .. } | Arguments::Keywords { .. } => {}
+            _ => {
+                misplaced.extend(parameters_only);
+                misplaced.push(("captures.value", c.value.is_some()));
+            }
         }
         if let Some((key, _)) = misplaced.iter().find(|(_, present)| *present) {
             return Err(format!(

@@ -13,7 +13,8 @@ use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
-use super::description::NameCleaning;
+use super::description::{Literals, NameCleaning};
+use super::keywords::KeywordArguments;
 
 /// Nesting bound of the machine (pending calls and choices): deep JSON arguments
 /// are a syntax error where they reach it, never a native stack overflow.
@@ -92,6 +93,8 @@ pub(crate) struct Roles {
     pub(crate) cut: Option<RuleId>,
     pub(crate) nested_open: Option<RuleId>,
     pub(crate) nested_close: Option<RuleId>,
+    /// Keywords encoding: an argument's value (CF-27).
+    pub(crate) value: Option<RuleId>,
 }
 
 /// A family compiled from its grammar and description.
@@ -128,6 +131,8 @@ pub(crate) struct Compiled {
     pub(crate) wrapping: Option<Wrapping>,
     /// The value types written beside parameters' keys (CF-20).
     pub(crate) value_types: Option<super::value_type::ValueTypes>,
+    /// Keywords encoding: the literal syntax of the values (CF-27).
+    pub(crate) keywords: Option<Literals>,
 }
 
 /// How a family reads the reasoning wrappers (CF-19).
@@ -223,6 +228,8 @@ enum Probing {
     Skip,
     /// What follows a complete call object (CF-16).
     ObjectEnd,
+    /// Keywords encoding: what follows an argument (CF-27).
+    KeywordNext,
     /// A special-token marker inside JSON arguments (CF-18): inside the object, or
     /// (`raw`) inside malformed arguments.
     Special { raw: bool },
@@ -279,6 +286,11 @@ pub struct CustomMachine {
     wrappers: Option<Wrappers>,
     /// The start of the output: RS-6's opener at offset 0 (CF-19).
     first: RepeatedOpener,
+    /// Keywords encoding: the open call's arguments (CF-27).
+    keywords: Option<KeywordArguments>,
+    /// The wrapper's rule to run at a prose candidate where the family's own
+    /// markers, tried first, do not match (CF-29).
+    fallback: Option<RuleId>,
 }
 
 fn char_len(text: &str, at: usize) -> usize {
@@ -323,6 +335,7 @@ impl CustomMachine {
             options.start_in_reasoning && wrappers.is_some() && !own,
             &options.spellings,
         );
+        let keywords = family.keywords.map(KeywordArguments::new);
         CustomMachine {
             family,
             start_in_reasoning: options.start_in_reasoning,
@@ -341,12 +354,15 @@ impl CustomMachine {
             values,
             wrappers,
             first,
+            keywords,
+            fallback: None,
         }
     }
 
     /// The rule to run at a prose candidate whose byte is `byte` (CF-5; with
-    /// the wrappers, CF-19), or `None` when nothing can start there.
-    fn prose_rule(&self, byte: u8) -> Option<RuleId> {
+    /// the wrappers, CF-19), with the rule to run there when it does not match
+    /// (CF-29), or `None` when nothing can start there.
+    fn prose_rule(&self, byte: u8) -> Option<(RuleId, Option<RuleId>)> {
         let f = &self.family;
         let composed = if self.reasoning {
             &f.reasoning
@@ -354,11 +370,12 @@ impl CustomMachine {
             &f.text
         };
         let (Some(w), Some(wrapping)) = (&self.wrappers, &f.wrapping) else {
-            return Some(composed.rule);
+            return Some((composed.rule, None));
         };
+        let plain = wrapping.plain.finder.table[byte as usize].then_some(wrapping.plain.rule);
         if self.reasoning && self.own {
             // The family's own reasoning: its markers alone (CF-31).
-            return wrapping.plain.finder.table[byte as usize].then_some(wrapping.plain.rule);
+            return plain.map(|p| (p, None));
         }
         let applies = Spelling::of_lead_byte(byte)
             .filter(|s| w.wrappers.applies(*s, self.reasoning))
@@ -375,10 +392,16 @@ impl CustomMachine {
                     close: f.reasoning.rule,
                 },
             ) {
-                return Some(rule);
+                if byte != wrapping.spelling.lead_byte() {
+                    // The family's markers first, then the other spelling's (CF-29).
+                    if let Some(plain) = plain {
+                        return Some((plain, Some(rule)));
+                    }
+                }
+                return Some((rule, None));
             }
         }
-        wrapping.plain.finder.table[byte as usize].then_some(wrapping.plain.rule)
+        plain.map(|p| (p, None))
     }
 
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
@@ -394,6 +417,7 @@ impl CustomMachine {
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
             Probing::ValueEnd => f.value_entry(self.values.nested()),
+            Probing::KeywordNext => f.value_end.as_ref().unwrap_or(&f.text),
             Probing::ObjectEnd => f
                 .object_end
                 .as_ref()
@@ -457,6 +481,9 @@ impl CustomMachine {
             if self.family.object.is_some() {
                 self.unit_start = end;
                 self.mode = Mode::BeforeArguments;
+            } else if let Some(keywords) = self.keywords.as_mut() {
+                keywords.open();
+                self.start_probe(Probing::CallBody, end);
             } else {
                 self.values.call_open(&name);
                 self.start_probe(Probing::CallBody, end);
@@ -573,8 +600,13 @@ impl CustomMachine {
     ) {
         match probing {
             Probing::Prose | Probing::Start | Probing::AfterCall => {
+                self.fallback = None;
                 self.marker(start, end, unit, out)
             }
+            Probing::CallBody | Probing::KeywordNext if self.keywords.is_some() => {
+                self.keyword_unit(probing, start, end, unit, out)
+            }
+            Probing::KeywordNext => {}
             Probing::CallBody => {
                 let roles = self.family.roles.clone();
                 if let Some(raw) = self.captured(roles.parameter, unit) {
@@ -680,6 +712,23 @@ impl CustomMachine {
                 self.pos = start;
                 self.mode = Mode::Prose;
             }
+            Probing::Prose if self.fallback.is_some() => {
+                // The family's markers did not match: the spelling's rule (CF-29).
+                if let Some(rule) = self.fallback.take() {
+                    self.start_rule(Probing::Prose, rule, start);
+                }
+            }
+            Probing::CallBody | Probing::KeywordNext if self.keywords.is_some() => {
+                if cut {
+                    // Cut by the end of input: markup, the call incomplete (CF-27).
+                    let end = base + pending.len();
+                    self.emitter.call_end(false, end, out);
+                    self.pos = end;
+                    self.mode = Mode::Prose;
+                } else {
+                    self.keywords_malformed(start, out);
+                }
+            }
             Probing::Prose => {
                 self.prose(&pending[rel..rel + len], start, out);
                 self.pos = start + len;
@@ -689,7 +738,7 @@ impl CustomMachine {
                 self.pos = start;
                 self.mode = Mode::Prose;
             }
-            Probing::CallBody => {
+            Probing::CallBody | Probing::KeywordNext => {
                 self.values.abandon();
                 self.function_close(false, start, out);
                 self.skip(start);
@@ -732,6 +781,58 @@ impl CustomMachine {
                 self.mode = Mode::Skip;
             }
         }
+    }
+
+    /// A call-body or after-argument match over `start..end` of the keywords
+    /// encoding (CF-27).
+    fn keyword_unit(
+        &mut self,
+        probing: Probing,
+        start: usize,
+        end: usize,
+        unit: &str,
+        out: &mut Vec<Event>,
+    ) {
+        let roles = self.family.roles.clone();
+        if self.captured(roles.call_close, unit).is_some() {
+            let Some(keywords) = self.keywords.as_ref() else {
+                return;
+            };
+            let (text, complete) = keywords.close();
+            self.emitter.arguments_delta(text, end, out);
+            self.emitter.call_end(complete, end, out);
+            self.after_call(end);
+            return;
+        }
+        if probing == Probing::KeywordNext {
+            // A separator: the next argument may begin after it.
+            self.emitter.markup(end, out);
+            self.start_probe(Probing::CallBody, end);
+            return;
+        }
+        let key = self
+            .captured(roles.parameter, unit)
+            .map(|k| self.family.names.clean(k));
+        let value = self.captured(roles.value, unit);
+        let delta = match (key, value, self.keywords.as_mut()) {
+            (Some(key), Some(value), Some(keywords)) => keywords.argument(key, value),
+            _ => None,
+        };
+        match delta {
+            Some(delta) => {
+                self.emitter.arguments_delta(&delta, end, out);
+                self.start_probe(Probing::KeywordNext, end);
+            }
+            // No argument, or a value without a JSON form: malformed (CF-27).
+            None => self.keywords_malformed(start, out),
+        }
+    }
+
+    /// A keywords call that cannot go on at `at`: it ends incomplete there, and the
+    /// skip rule (or prose) follows (CF-27).
+    fn keywords_malformed(&mut self, at: usize, out: &mut Vec<Event>) {
+        self.emitter.call_end(false, at, out);
+        self.skip(at);
     }
 
     /// How the value the last call-body match opens is read (CF-20).
@@ -962,7 +1063,10 @@ impl Machine for CustomMachine {
                             self.prose(&pending[rel..rel + k], self.pos, out);
                             let at = self.pos + k;
                             match self.prose_rule(bytes[rel + k]) {
-                                Some(rule) => self.start_rule(Probing::Prose, rule, at),
+                                Some((rule, fallback)) => {
+                                    self.fallback = fallback;
+                                    self.start_rule(Probing::Prose, rule, at)
+                                }
                                 None => {
                                     // No marker can start here (CF-19): one
                                     // character of prose.

@@ -26,6 +26,8 @@
 //! ```
 
 mod description;
+mod keywords;
+pub(crate) mod literal;
 mod machine;
 mod render;
 mod value_type;
@@ -37,13 +39,13 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 pub use description::{
-    Arguments, CallObjectKeys, Captures, Description, EndInBlock, Entries, FamilyOption,
+    Arguments, CallObjectKeys, Captures, Description, EndInBlock, Entries, FamilyOption, Literals,
     NameCleaning, ObjectValues, OptionValue, ReasoningMarkers,
 };
 pub use machine::CustomMachine;
 pub use render::Render;
 
-use crate::field::grammars::{FIELD_JSON, REASONING};
+use crate::field::grammars::{FIELD_JSON, PYTHON_CALL, REASONING};
 use crate::field::reasoning::Spelling;
 use crate::field::render_input::{CallSpec, ResultSpec};
 use crate::field::{Document, DocumentFolder, Event, Tool};
@@ -270,6 +272,13 @@ impl Family {
         if description.include_json_grammar {
             text = format!("{text}\n{FIELD_JSON}");
         }
+        if let Some(Arguments::Keywords { literals }) = &description.arguments {
+            // The literal syntax's grammar (CF-27).
+            let literal_grammar = match literals {
+                Literals::Python => PYTHON_CALL,
+            };
+            text = format!("{text}\n{literal_grammar}");
+        }
         if description.reasoning_markers.is_some() {
             text = format!("{text}\n{REASONING}");
         }
@@ -319,6 +328,7 @@ impl Family {
             cut: opt(&c.cut),
             nested_open: opt(&c.nested_open),
             nested_close: opt(&c.nested_close),
+            value: opt(&c.value),
         };
         let captured = [
             roles.name,
@@ -332,6 +342,7 @@ impl Family {
             roles.cut,
             roles.nested_open,
             roles.nested_close,
+            roles.value,
         ]
         .into_iter()
         .flatten()
@@ -350,7 +361,9 @@ impl Family {
         let (object, strip_newlines) = match &description.arguments {
             Some(Arguments::Json { object, .. }) => (Some(rule(object)), false),
             Some(Arguments::Parameters { strip_newlines }) => (None, *strip_newlines),
-            Some(Arguments::JsonCallObject { .. }) | None => (None, false),
+            Some(Arguments::JsonCallObject { .. } | Arguments::Keywords { .. }) | None => {
+                (None, false)
+            }
         };
         let special_marker = match &description.arguments {
             Some(Arguments::Json {
@@ -415,6 +428,10 @@ impl Family {
             start_in_reasoning: description.start_in_reasoning,
             wrapping,
             value_types,
+            keywords: match &description.arguments {
+                Some(Arguments::Keywords { literals }) => Some(*literals),
+                _ => None,
+            },
         };
         let options = description
             .options

@@ -1,13 +1,12 @@
-//! The state machine of llama3-json and pythonic (spec/llama3-json.md,
-//! spec/pythonic.md): prose scanned for markers, the call object of llama3-json
-//! walked member by member, and Python keyword arguments walked argument by
-//! argument, each unit recognised by an entry rule of the family's grammar on the
-//! parsing machine.
+//! The state machine of llama3-json (spec/llama3-json.md): prose scanned for
+//! markers, the call object walked member by member, and the built-in calls'
+//! Python keyword arguments (spec/pythonic.md PY-6) argument by argument, each unit
+//! recognised by an entry rule of the family's grammar on the parsing machine.
 
 use std::sync::OnceLock;
 
-use super::literal;
 use crate::field::call_object::json_string;
+use crate::field::custom::literal;
 use crate::field::grammars;
 use crate::field::json_arguments::{run, ArgumentsReader, ObjectRead};
 use crate::field::reasoning::family::RepeatedOpener;
@@ -16,20 +15,10 @@ use crate::field::{CompactString, Emitter, Event};
 use crate::machine::{Capture, Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
-/// Which family the machine reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// `{"name": …, "parameters": {…}}` calls and built-in `x.call(…)` (LJ-n).
-    Llama3Json,
-    /// `[f(a=1), g(b="x")]` (PY-n).
-    Pythonic,
-}
-
 /// Nesting bound of the probe (pending calls and choices).
 const DEPTH: usize = 1 << 12;
 
-/// The entry and captured rules of a family's grammar. Rules the family's grammar
-/// lacks are never run (the family's modes do not reach them).
+/// The entry and captured rules of the family's grammar.
 struct Rules {
     lt_marker: RuleId,
     lt_marker_open: RuleId,
@@ -43,7 +32,6 @@ struct Rules {
     call_name: RuleId,
     py_key: RuleId,
     py_close: RuleId,
-    // llama3-json
     object_first: RuleId,
     member_key: RuleId,
     member_next: RuleId,
@@ -54,15 +42,6 @@ struct Rules {
     member_name: RuleId,
     object_close: RuleId,
     separator: RuleId,
-    // pythonic
-    br_marker: RuleId,
-    br_marker_open: RuleId,
-    br_marker_close: RuleId,
-    list_next: RuleId,
-    wrap_close: RuleId,
-    list_close: RuleId,
-    /// The wrapper's closer, stray in prose (PY-17).
-    python_end: RuleId,
 }
 
 fn rule(program: &Program, names: &[&str]) -> RuleId {
@@ -73,10 +52,8 @@ fn rule(program: &Program, names: &[&str]) -> RuleId {
 }
 
 impl Rules {
-    fn build(p: &Program, llama: bool) -> Rules {
-        // The rules one family lacks stand in with a rule it has; its modes never run them.
-        let lj = |name: &str| rule(p, &[if llama { name } else { "call_head" }]);
-        let py = |name: &str| rule(p, &[if llama { "call_head" } else { name }]);
+    fn build(p: &Program) -> Rules {
+        let lj = |name: &str| rule(p, &[name]);
         Rules {
             lt_marker: rule(p, &["lt_marker"]),
             lt_marker_open: rule(p, &["lt_marker_open"]),
@@ -86,7 +63,7 @@ impl Rules {
             py_arg_start: rule(p, &["py_arg_start"]),
             py_value: rule(p, &["py_value"]),
             py_arg_next: rule(p, &["py_arg_next"]),
-            opener: rule(p, &["python_tag", "python_start"]),
+            opener: rule(p, &["python_tag"]),
             call_name: rule(p, &["call_name"]),
             py_key: rule(p, &["py_key"]),
             py_close: rule(p, &["py_close"]),
@@ -100,30 +77,12 @@ impl Rules {
             member_name: lj("member_name"),
             object_close: lj("object_close"),
             separator: lj("separator"),
-            br_marker: py("br_marker"),
-            br_marker_open: py("br_marker_open"),
-            br_marker_close: py("br_marker_close"),
-            list_next: py("list_next"),
-            wrap_close: py("wrap_close"),
-            list_close: py("list_close"),
-            python_end: py("python_end"),
         }
     }
 
-    fn get(family: Family) -> &'static Rules {
+    fn get() -> &'static Rules {
         static LLAMA: OnceLock<Rules> = OnceLock::new();
-        static PYTHONIC: OnceLock<Rules> = OnceLock::new();
-        match family {
-            Family::Llama3Json => LLAMA.get_or_init(|| Rules::build(grammars::llama3_json(), true)),
-            Family::Pythonic => PYTHONIC.get_or_init(|| Rules::build(grammars::pythonic(), false)),
-        }
-    }
-}
-
-fn program(family: Family) -> &'static Program {
-    match family {
-        Family::Llama3Json => grammars::llama3_json(),
-        Family::Pythonic => grammars::pythonic(),
+        LLAMA.get_or_init(|| Rules::build(grammars::llama3_json()))
     }
 }
 
@@ -199,12 +158,6 @@ enum Mode {
     Args(ArgStep),
     /// llama3-json: after a call (LJ-9).
     CallNext,
-    /// pythonic: the next call of a list.
-    ListHead,
-    /// pythonic: after a call (PY-8).
-    ListNext,
-    /// pythonic: after a wrapped list (PY-3).
-    WrapClose,
 }
 
 /// What one unit's probe said.
@@ -217,10 +170,9 @@ enum Unit {
     Cut,
 }
 
-/// The state machine of llama3-json and pythonic, driven by the re-entry layer.
+/// The state machine of llama3-json, driven by the re-entry layer.
 #[derive(Clone, Debug)]
 pub struct LlamaMachine {
-    family: Family,
     bare_calls: bool,
     wrappers: Wrappers,
     /// The bytes that may start a marker in prose (repeated to fill three).
@@ -232,8 +184,6 @@ pub struct LlamaMachine {
     mode: Mode,
     object: Option<Object>,
     args: PyArgs,
-    /// pythonic: the list is wrapped in `<|python_start|>`.
-    wrapped: bool,
     /// Absolute offset of the next byte to look at.
     pos: usize,
     /// Held bytes start here: the re-entry layer must keep them.
@@ -253,16 +203,11 @@ pub struct LlamaMachine {
 }
 
 impl LlamaMachine {
-    /// A machine for `family`; `bare_calls` is llama3-json's `bare_json_calls`,
+    /// A machine for these options: `bare_calls` is `bare_json_calls`,
     /// `spellings` the accepted reasoning wrappers (RS-11).
-    pub fn new(
-        family: Family,
-        start_in_reasoning: bool,
-        bare_calls: bool,
-        spellings: &[Spelling],
-    ) -> Self {
-        let r = Rules::get(family);
-        let mut probe = ParsingMachine::new(program(family));
+    pub fn new(start_in_reasoning: bool, bare_calls: bool, spellings: &[Spelling]) -> Self {
+        let r = Rules::get();
+        let mut probe = ParsingMachine::new(grammars::llama3_json());
         let mut captured = vec![
             r.opener,
             r.call_name,
@@ -272,12 +217,8 @@ impl LlamaMachine {
             r.member_name,
             r.object_close,
             r.separator,
-            r.list_close,
-            r.python_end,
+            r.stray_marker,
         ];
-        if family == Family::Llama3Json {
-            captured.push(r.stray_marker);
-        }
         captured.extend(r.wrappers.all());
         probe.capture_only(&captured);
         probe.set_depth_limit(DEPTH);
@@ -285,28 +226,23 @@ impl LlamaMachine {
         let lead = |on: bool, byte: u8| if on { byte } else { b'<' };
         let leads = [
             b'<',
-            lead(
-                family == Family::Pythonic || wrappers.accepts(Spelling::Bracket),
-                b'[',
-            ),
+            lead(wrappers.accepts(Spelling::Bracket), b'['),
             lead(
                 wrappers.accepts(Spelling::Triangle),
                 Spelling::Triangle.lead_byte(),
             ),
         ];
         LlamaMachine {
-            family,
-            bare_calls: bare_calls && family == Family::Llama3Json,
+            bare_calls,
             wrappers,
             leads,
             emitter: Emitter::new(),
             probe,
             probing: false,
-            arguments: ArgumentsReader::new(program(family)),
+            arguments: ArgumentsReader::new(grammars::llama3_json()),
             mode: Mode::Prose,
             object: None,
             args: PyArgs::default(),
-            wrapped: false,
             pos: 0,
             hold: None,
             bare_unit: false,
@@ -318,7 +254,7 @@ impl LlamaMachine {
     }
 
     fn rules(&self) -> &'static Rules {
-        Rules::get(self.family)
+        Rules::get()
     }
 
     fn capture(&self, rule: RuleId) -> Option<Capture> {
@@ -366,7 +302,7 @@ impl LlamaMachine {
         self.emitter.prose(self.reasoning, text, start, out);
     }
 
-    /// A call group begins at `start`: open reasoning ends there (LJ-13, PY-13).
+    /// A call group begins at `start`: open reasoning ends there (LJ-13).
     fn group_begins(&mut self, start: usize, out: &mut Vec<Event>) {
         if self.emitter.in_reasoning() {
             self.emitter.reasoning_end(true, start, out);
@@ -447,14 +383,12 @@ impl LlamaMachine {
                     self.reasoning = false;
                     self.answer_start = !self.answered;
                     self.pos = end;
-                } else if (self.family == Family::Pythonic && self.capture(r.python_end).is_some())
-                    || (self.family == Family::Llama3Json && self.capture(r.stray_marker).is_some())
-                {
-                    // A stray wrapper closer (PY-17) or a stop token outside a call
-                    // group (LJ-16): markup, the state unchanged.
+                } else if self.capture(r.stray_marker).is_some() {
+                    // A stop token outside a call group (LJ-16): markup, the state
+                    // unchanged.
                     self.emitter.markup(end, out);
                     self.pos = end;
-                } else if self.family == Family::Llama3Json {
+                } else {
                     // The tag: the unit is held until its call starts (LJ-6).
                     self.hold = Some(start);
                     self.bare_unit = false;
@@ -467,12 +401,6 @@ impl LlamaMachine {
                     });
                     self.pos = end;
                     self.mode = Mode::Head;
-                } else {
-                    self.wrapped = self.capture(r.opener).is_some();
-                    self.group_begins(start, out);
-                    self.emitter.markup(end, out);
-                    self.pos = end;
-                    self.mode = Mode::ListHead;
                 }
                 true
             }
@@ -492,16 +420,9 @@ impl LlamaMachine {
         };
         match byte {
             b'<' => Some(pick(r.lt_marker, r.lt_marker_open, r.lt_marker_close)),
-            b'[' if self.family == Family::Pythonic => {
-                Some(pick(r.br_marker, r.br_marker_open, r.br_marker_close))
-            }
             _ => applies.map(|s| {
                 if self.reasoning {
                     r.wrappers.close[s.index()]
-                } else if self.family == Family::Pythonic {
-                    // In answer text the closer is read too: a stray one is
-                    // markup (PY-17, RS-14).
-                    r.wrappers.text[s.index()]
                 } else {
                     r.wrappers.open[s.index()]
                 }
@@ -915,10 +836,7 @@ impl LlamaMachine {
                     let complete = !self.args.repeated;
                     self.emitter.call_end(complete, end, out);
                     self.pos = end;
-                    self.mode = match self.family {
-                        Family::Llama3Json => Mode::CallNext,
-                        Family::Pythonic => Mode::ListNext,
-                    };
+                    self.mode = Mode::CallNext;
                 } else if step == ArgStep::Next {
                     self.emitter.markup(end, out);
                     self.pos = end;
@@ -966,74 +884,34 @@ impl LlamaMachine {
         self.resume_prose(at);
     }
 
-    /// pythonic: the next call of a list, after an optional list step.
-    fn list_step(
+    /// After a call (LJ-9): `;` before the next, or a stop token; false when more
+    /// input is needed.
+    fn call_next_step(
         &mut self,
-        mode: Mode,
         pending: &str,
         base: usize,
         eof: bool,
         out: &mut Vec<Event>,
     ) -> bool {
         let r = self.rules();
-        let entry = match mode {
-            Mode::ListHead => r.call_head,
-            Mode::ListNext => r.list_next,
-            Mode::WrapClose => r.wrap_close,
-            _ => r.call_next,
-        };
         let start = self.pos;
-        match self.unit(entry, pending, base, eof) {
+        match self.unit(r.call_next, pending, base, eof) {
             Unit::More => false,
-            Unit::Cut if mode == Mode::ListHead => {
-                // A call head cut short: dropped (PY-11).
-                self.emitter.markup(base + pending.len(), out);
-                self.resume_prose(base + pending.len());
-                true
-            }
             Unit::Cut | Unit::Rejected(_) => {
-                // What follows is prose (PY-8, LJ-9).
+                // What follows is prose (LJ-9).
                 self.resume_prose(start);
                 true
             }
             Unit::Matched(end) => {
                 let end = start + end;
                 self.pos = end;
-                match mode {
-                    Mode::ListHead => {
-                        let name = self
-                            .capture(r.call_name)
-                            .map(|c| &pending[start - base + c.start..start - base + c.end])
-                            .unwrap_or_default();
-                        self.emitter.call_start(None, name, end, out);
-                        self.args = PyArgs::default();
-                        self.mode = Mode::Args(ArgStep::Start);
-                    }
-                    Mode::ListNext => {
-                        self.emitter.markup(end, out);
-                        self.mode = if self.capture(r.list_close).is_none() {
-                            Mode::ListHead
-                        } else if self.wrapped {
-                            Mode::WrapClose
-                        } else {
-                            Mode::Prose
-                        };
-                    }
-                    Mode::WrapClose => {
-                        self.emitter.markup(end, out);
-                        self.mode = Mode::Prose;
-                    }
-                    _ => {
-                        // llama3-json after a call: `;` before the next, or a stop token.
-                        self.emitter.markup(end, out);
-                        if self.capture(r.separator).is_some() {
-                            self.object = None;
-                            self.bare_unit = false;
-                            self.mode = Mode::Head;
-                        } else {
-                            self.mode = Mode::Prose;
-                        }
-                    }
+                self.emitter.markup(end, out);
+                if self.capture(r.separator).is_some() {
+                    self.object = None;
+                    self.bare_unit = false;
+                    self.mode = Mode::Head;
+                } else {
+                    self.mode = Mode::Prose;
                 }
                 true
             }
@@ -1134,7 +1012,7 @@ impl LlamaMachine {
                 Mode::Head => self.head_step(pending, base, eof, out),
                 Mode::Object(step) => self.object_step(step, pending, base, eof, out),
                 Mode::Args(step) => self.args_step(step, pending, base, eof, out),
-                mode => self.list_step(mode, pending, base, eof, out),
+                Mode::CallNext => self.call_next_step(pending, base, eof, out),
             };
             if !more {
                 break;

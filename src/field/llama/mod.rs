@@ -1,7 +1,7 @@
-//! What llama3-json and pythonic share: one state machine (the families differ in
-//! where calls start and how they are written), Python literals turned into JSON,
-//! and rendering.
+//! llama3-json's state machine, and the rendering of llama3-json and pythonic
+//! (pythonic runs on the engine, spec/custom-family.md CF-27; its Python literals
+//! are read by the engine's `python` literal syntax, which this machine's
+//! built-in calls use too).
 
-pub mod literal;
 pub mod machine;
 pub mod render;
