@@ -7,11 +7,14 @@
 //! whole), and the reasoning wrappers' spellings the option `reasoning_markers`
 //! chooses among. A held-back suffix is viable when it is a prefix of a word of the
 //! `held` expression of a unit whose `before` matches, or of an accepted spelling's
-//! expression. Each expression is compiled to a DFA (anchored at its start, every
-//! match kept); the suffix is a prefix of a word exactly when running the DFA over
-//! it never reaches the dead state.
+//! expression. Each expression is compiled to a lazy DFA (anchored at its start,
+//! every match kept; its states are built as the corpus reaches them, since some
+//! bounded repetitions would make a whole DFA large); the suffix is a prefix of a
+//! word exactly when running the DFA over it never reaches the dead state.
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
+use std::sync::Mutex;
+
+use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 use serde::Deserialize;
@@ -69,8 +72,8 @@ pub struct SpellingsFile {
 /// A compiled unit.
 #[derive(Debug)]
 struct Unit {
-    held: dense::DFA<Vec<u32>>,
-    before: Option<dense::DFA<Vec<u32>>>,
+    held: Dfa,
+    before: Option<Dfa>,
     before_from_last: Vec<String>,
 }
 
@@ -86,7 +89,7 @@ impl Unit {
             .filter_map(|cut| memchr::memmem::rfind(before, cut.as_bytes()))
             .max()
             .unwrap_or(0);
-        matches_whole(dfa, &before[from..])
+        dfa.matches_whole(&before[from..])
     }
 }
 
@@ -95,55 +98,79 @@ impl Unit {
 pub struct DataRule {
     units: Vec<Unit>,
     default: Vec<String>,
-    spellings: Vec<(String, dense::DFA<Vec<u32>>)>,
+    spellings: Vec<(String, Dfa)>,
 }
 
-fn compile(pattern: &str, what: &str) -> Result<dense::DFA<Vec<u32>>, String> {
-    dense::Builder::new()
+/// An expression's lazy DFA and its cache (the runner checks cases on several
+/// threads).
+#[derive(Debug)]
+struct Dfa {
+    dfa: DFA,
+    cache: Mutex<Cache>,
+}
+
+fn compile(pattern: &str, what: &str) -> Result<Dfa, String> {
+    let dfa = DFA::builder()
         .configure(
-            dense::Config::new()
+            DFA::config()
                 .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored),
+                // minimax-m2's openers (16 bounded attributes) need about 8 MiB.
+                .cache_capacity(32 << 20),
         )
         .build(pattern)
-        .map_err(|e| format!("{what}: {pattern:?} does not compile: {e}"))
+        .map_err(|e| format!("{what}: {pattern:?} does not compile: {e}"))?;
+    let cache = Mutex::new(dfa.create_cache());
+    Ok(Dfa { dfa, cache })
 }
 
-fn start_state(dfa: &dense::DFA<Vec<u32>>) -> regex_automata::util::primitives::StateID {
-    dfa.start_state(&start::Config::new().anchored(Anchored::Yes))
-        .expect("an anchored start state of a DFA built with anchored starts")
-}
+/// The answers of a lazy DFA that never gives up (no minimum cache clear count).
+const NEVER_GIVES_UP: &str = "a lazy DFA without a minimum cache clear count never gives up";
 
-/// Whether `bytes` is a prefix of a word of `dfa`'s expression. The DFA reports a
-/// match one byte late, so a state that is not dead may still hold only the match
-/// that ended before the last byte: the prefix is viable when a word ends right
-/// here or some byte still leads on.
-fn prefix_viable(dfa: &dense::DFA<Vec<u32>>, bytes: &[u8]) -> bool {
-    let mut state = start_state(dfa);
-    for &b in bytes {
-        state = dfa.next_state(state, b);
-        if dfa.is_dead_state(state) {
-            return false;
+impl Dfa {
+    /// Runs the DFA over `bytes` from its anchored start: whether `bytes` is a
+    /// prefix of a word (`whole`: a word) of the expression.
+    fn run(&self, bytes: &[u8], whole: bool) -> bool {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let cache = &mut *cache;
+        let dfa = &self.dfa;
+        let mut state = dfa
+            .start_state(cache, &start::Config::new().anchored(Anchored::Yes))
+            .expect(NEVER_GIVES_UP);
+        for &b in bytes {
+            state = dfa.next_state(cache, state, b).expect(NEVER_GIVES_UP);
+            if state.is_dead() {
+                return false;
+            }
         }
+        // A match is reported one byte late, so a state that is not dead may hold
+        // only the match that ended before the last byte: a word ends right here, or
+        // (for a prefix) some byte still leads on.
+        let ends_here = dfa
+            .next_eoi_state(cache, state)
+            .expect(NEVER_GIVES_UP)
+            .is_match();
+        ends_here
+            || !whole
+                && dfa
+                    .byte_classes()
+                    .representatives(..)
+                    .filter_map(|unit| unit.as_u8())
+                    .any(|b| {
+                        !dfa.next_state(cache, state, b)
+                            .expect(NEVER_GIVES_UP)
+                            .is_dead()
+                    })
     }
-    dfa.is_match_state(dfa.next_eoi_state(state))
-        || dfa
-            .byte_classes()
-            .representatives(..)
-            .filter_map(|unit| unit.as_u8())
-            .any(|b| !dfa.is_dead_state(dfa.next_state(state, b)))
-}
 
-/// Whether `bytes` is, whole, a word of `dfa`'s expression.
-fn matches_whole(dfa: &dense::DFA<Vec<u32>>, bytes: &[u8]) -> bool {
-    let mut state = start_state(dfa);
-    for &b in bytes {
-        state = dfa.next_state(state, b);
-        if dfa.is_dead_state(state) {
-            return false;
-        }
+    /// Whether `bytes` is a prefix of a word of the expression.
+    fn prefix_viable(&self, bytes: &[u8]) -> bool {
+        self.run(bytes, false)
     }
-    dfa.is_match_state(dfa.next_eoi_state(state))
+
+    /// Whether `bytes` is, whole, a word of the expression.
+    fn matches_whole(&self, bytes: &[u8]) -> bool {
+        self.run(bytes, true)
+    }
 }
 
 impl DataRule {
@@ -201,14 +228,14 @@ impl DataRule {
         };
         self.spellings
             .iter()
-            .any(|(name, dfa)| accepted(name) && prefix_viable(dfa, held))
+            .any(|(name, dfa)| accepted(name) && dfa.prefix_viable(held))
             || self
                 .units
                 .iter()
                 .filter(|u| u.before.is_none())
-                .any(|u| prefix_viable(&u.held, held))
+                .any(|u| u.held.prefix_viable(held))
             || self.units.iter().any(|u| {
-                u.before.is_some() && prefix_viable(&u.held, held) && u.before_matches(before)
+                u.before.is_some() && u.held.prefix_viable(held) && u.before_matches(before)
             })
     }
 }
