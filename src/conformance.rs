@@ -14,6 +14,7 @@
 //! value.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -45,6 +46,8 @@ pub struct Case {
     pub expected: Value,
     /// The merged options (`null` when there are none).
     pub options: Value,
+    /// The dialect's viability rule, from the corpus the case comes from (S4).
+    pub viability: Arc<viability::Rule>,
 }
 
 impl Case {
@@ -112,7 +115,7 @@ fn dialect_folders(root: &Path, only: Option<&str>) -> Result<Vec<(String, PathB
 
 /// Loads every case under `root` (the `conformance/` folder), optionally only one
 /// dialect's. Each folder is a dialect; files beside them (the README, `VERSION`,
-/// the JSON Schemas) are not cases.
+/// the JSON Schemas, the viability rules) are not cases.
 pub fn load(root: &Path, only: Option<&str>) -> Result<Vec<Result<Case, LoadError>>, String> {
     let mut cases = Vec::new();
     for (dialect, dir) in dialect_folders(root, only)? {
@@ -120,6 +123,7 @@ pub fn load(root: &Path, only: Option<&str>) -> Result<Vec<Result<Case, LoadErro
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "txt"))
             .collect();
+        let rule = Arc::new(viability::Rule::new(root, &dialect));
         let base = dir.join("options.json");
         let base_options = if base.exists() {
             read_json(&base)
@@ -149,6 +153,7 @@ pub fn load(root: &Path, only: Option<&str>) -> Result<Vec<Result<Case, LoadErro
                     input,
                     expected,
                     options,
+                    viability: Arc::clone(&rule),
                 })
             })();
             cases.push(case.map_err(|message| LoadError { id, message }));
@@ -521,13 +526,9 @@ pub fn check_with(case: &Case, open: Opener) -> Result<(), String> {
                 }
             }
             if valid {
-                viability::check(
-                    &case.dialect,
-                    &case.options,
-                    &input[..covered],
-                    &input[covered..delivered],
-                )
-                .map_err(|why| format!("S4 {label}: after {delivered} bytes {why}"))?;
+                case.viability
+                    .check(&case.options, &input[..covered], &input[covered..delivered])
+                    .map_err(|why| format!("S4 {label}: after {delivered} bytes {why}"))?;
             }
         }
     }

@@ -13,48 +13,103 @@
 //! parser needs to be, never stricter, and still rules out every suffix that begins
 //! with a byte that cannot start markup. A trailing incomplete UTF-8 character (at
 //! most 3 bytes) is always allowed on top (S1).
+//!
+//! Every field family's rule is data in the corpus, `conformance/<family>.viability.json`
+//! ([`data`]: regular expressions a port runs too), read from the corpus the cases
+//! come from; a field family of the table without its file fails. The dialects of
+//! their own (sections, anthropic-xml, kindaxml, plurnk, transcript) keep their rules
+//! in Rust, below: theirs read options that size and name their markup
+//! (`max_tag_bytes`, the registered sections, transcript's formats and participants),
+//! which a fixed expression cannot say.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde_json::Value;
+
+pub mod data;
+
+use data::DataRule;
 
 /// Why a held-back suffix is not viable, for the failure message.
 pub type Reason = String;
 
-/// Checks the held-back suffix `held` of dialect `dialect` with `options` (the
-/// case's merged options); `before` is everything emitted before it.
-pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Result<(), Reason> {
-    let held = strip_partial_utf8(held);
-    if held.is_empty() {
-        return Ok(());
+/// The file of `dialect`'s viability rule in the corpus at `root`.
+pub fn rule_file(root: &Path, dialect: &str) -> PathBuf {
+    root.join(format!("{dialect}.viability.json"))
+}
+
+/// The field families of the table (`field::families`) whose viability rule has no
+/// file in the corpus at `root`.
+pub fn families_without_rule(root: &Path) -> Vec<&'static str> {
+    crate::field::families::names()
+        .filter(|name| !rule_file(root, name).is_file())
+        .collect()
+}
+
+/// A dialect's viability rule as a corpus gives it: its data file, compiled at first
+/// use, or (for the dialects of their own) its Rust rule.
+#[derive(Debug)]
+pub struct Rule {
+    dialect: String,
+    file: PathBuf,
+    compiled: OnceLock<Result<Option<DataRule>, Reason>>,
+}
+
+impl Rule {
+    /// The rule of `dialect` in the corpus at `root` (read when first checked).
+    pub fn new(root: &Path, dialect: &str) -> Rule {
+        Rule {
+            dialect: dialect.to_string(),
+            file: rule_file(root, dialect),
+            compiled: OnceLock::new(),
+        }
     }
-    let viable = match dialect {
-        "sections" => sections(options, held),
-        "anthropic-xml" => anthropic_xml(options, held),
-        "kindaxml" => kindaxml(options, held),
-        "plurnk" => plurnk(options, held),
-        "transcript" => transcript(options, before, held),
-        "hermes" => wrapper(options, held, THINK) || hermes(held),
-        "qwen3-coder" => wrapper(options, held, THINK) || qwen3_coder(held, &QWEN3_CODER),
-        "seed-oss" => qwen3_coder(held, &SEED_OSS),
-        "deepseek-v3" | "deepseek-v3.1" => wrapper(options, held, THINK) || deepseek(held),
-        "harmony" => wrapper(options, held, &[]) || harmony(before, held),
-        "mistral" => wrapper(options, held, &["bracket"]) || mistral(before, held),
-        "llama3-json" => llama3_json(before, held),
-        "pythonic" => pythonic(before, held),
-        "reasoning" => reasoning(options, held),
-        "kimi-k2" => wrapper(options, held, THINK) || kimi_k2(held),
-        "minimax-m2" => wrapper(options, held, THINK) || minimax_m2(held),
-        "glm" => wrapper(options, held, THINK) || glm(held),
-        "deepseek-dsml" => wrapper(options, held, THINK) || dsml(held, &DSML_SENTINELS),
-        "gigachat-gcml" => wrapper(options, held, THINK) || dsml(held, &["｜GCML｜"]),
-        _ => return Err(format!("no viability rule for dialect {dialect:?}")),
-    };
-    if viable {
-        Ok(())
-    } else {
-        Err(format!(
-            "{:?} is held back, but no markup unit of {dialect} can begin at its first byte and still complete",
-            String::from_utf8_lossy(held)
-        ))
+
+    /// The data rule, `None` for a dialect of its own without a file.
+    fn compiled(&self) -> Result<Option<&DataRule>, Reason> {
+        let compiled = self.compiled.get_or_init(|| {
+            let shown = self.file.display();
+            match std::fs::read_to_string(&self.file) {
+                Ok(text) => DataRule::new(&self.dialect, &text)
+                    .map(Some)
+                    .map_err(|e| format!("{shown}: {e}")),
+                Err(_) if !crate::field::families::is_family(&self.dialect) => Ok(None),
+                Err(e) => Err(format!(
+                    "{shown}: {e} (a field family's viability rule is this file)"
+                )),
+            }
+        });
+        compiled.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
+    /// Checks the held-back suffix `held` with `options` (the case's merged
+    /// options); `before` is everything emitted before it.
+    pub fn check(&self, options: &Value, before: &[u8], held: &[u8]) -> Result<(), Reason> {
+        let held = strip_partial_utf8(held);
+        if held.is_empty() {
+            return Ok(());
+        }
+        let dialect = self.dialect.as_str();
+        let viable = match self.compiled()? {
+            Some(rule) => rule.viable(options, before, held),
+            None => match dialect {
+                "sections" => sections(options, held),
+                "anthropic-xml" => anthropic_xml(options, held),
+                "kindaxml" => kindaxml(options, held),
+                "plurnk" => plurnk(options, held),
+                "transcript" => transcript(options, before, held),
+                _ => return Err(format!("no viability rule for dialect {dialect:?}")),
+            },
+        };
+        if viable {
+            Ok(())
+        } else {
+            Err(format!(
+                "{:?} is held back, but no markup unit of {dialect} can begin at its first byte and still complete",
+                String::from_utf8_lossy(held)
+            ))
+        }
     }
 }
 
@@ -417,620 +472,18 @@ fn transcript(options: &Value, before: &[u8], held: &[u8]) -> bool {
     }
 }
 
-/// Whether `held` is a proper or whole prefix of one of `markers`, or starts with
-/// one of them and the rest satisfies `then`.
-fn marker_prefix(held: &[u8], markers: &[&str]) -> bool {
-    markers.iter().any(|m| m.as_bytes().starts_with(held))
-}
-
-/// HE-13: a viable prefix of a marker (the reasoning markers of the accepted
-/// spellings, `reasoning_markers`, default `think`); the whitespace after a call
-/// object and a prefix of the closer; a call opener, whitespace and the call object
-/// up to the end of its name (held whole: any bytes after the `{`).
-fn hermes(held: &[u8]) -> bool {
-    if marker_prefix(held, &["<tool_call>", "</tool_call>"]) {
-        return true;
-    }
-    let after_ws = skip_ws(held);
-    if after_ws.len() < held.len() && b"</tool_call>".starts_with(after_ws) {
-        return true;
-    }
-    match held.strip_prefix(b"<tool_call>") {
-        Some(rest) => {
-            let rest = skip_ws(rest);
-            rest.is_empty() || rest[0] == b'{'
-        }
-        None => false,
-    }
-}
-
-/// A name of qwen3-coder up to its `>`: no `>`, `<` or newline (QC-5).
-fn qc_name_prefix(rest: &[u8]) -> bool {
-    !rest.iter().any(|&b| b == b'>' || b == b'<' || b == b'\n')
-}
-
-/// The call wrapper and the other fixed markers of a family of qwen3-coder's
-/// calls (`<function=NAME>` and `<parameter=KEY>` inside a wrapper).
-struct QcMarkers {
-    /// The wrapper's opener and closer.
-    wrapper: [&'static str; 2],
-    /// The family's other markers (the think markers aside where the option
-    /// `reasoning_markers` spells them).
-    others: &'static [&'static str],
-}
-
-/// qwen3-coder's (QC-3; the think markers are the option's, QC-18).
-const QWEN3_CODER: QcMarkers = QcMarkers {
-    wrapper: ["<tool_call>", "</tool_call>"],
-    others: &[],
-};
-
-/// seed-oss's (SO-2): its own reasoning markers and the budget reflection's closer.
-const SEED_OSS: QcMarkers = QcMarkers {
-    wrapper: ["<seed:tool_call>", "</seed:tool_call>"],
-    others: &[
-        "<seed:think>",
-        "</seed:think>",
-        "</seed:cot_budget_reflect>",
-    ],
-};
-
-/// A viable prefix of `<function=NAME>` or `<parameter=KEY>`, or of one of the
-/// fixed markers of the family.
-fn qc_marker(held: &[u8], family: &QcMarkers) -> bool {
-    const MARKERS: [&str; 4] = ["<function=", "</function>", "<parameter=", "</parameter>"];
-    if marker_prefix(held, &MARKERS)
-        || marker_prefix(held, &family.wrapper)
-        || marker_prefix(held, family.others)
-    {
-        return true;
-    }
-    ["<function=", "<parameter="]
-        .iter()
-        .any(|m| held.strip_prefix(m.as_bytes()).is_some_and(qc_name_prefix))
-}
-
-/// QC-16 (and SO-20 for seed-oss's markers): a viable prefix of a marker; a call
-/// opener, whitespace and a viable prefix of the function opener; whitespace and a
-/// viable prefix of a marker (between parameters, after a function); inside a
-/// value, an optional newline, a parameter closer, whitespace and a viable prefix
-/// of what may follow it, or a viable prefix of a nested opener (QC-19, the same
-/// prefixes as a marker's).
-fn qwen3_coder(held: &[u8], family: &QcMarkers) -> bool {
-    if qc_marker(held, family) {
-        return true;
-    }
-    if let Some(rest) = held.strip_prefix(family.wrapper[0].as_bytes()) {
-        let rest = skip_ws(rest);
-        if rest.is_empty() || qc_marker(rest, family) {
-            return true;
-        }
-    }
-    let after_ws = skip_ws(held);
-    if after_ws.is_empty() || qc_marker(after_ws, family) {
-        return true;
-    }
-    let value = held.strip_prefix(b"\n").unwrap_or(held);
-    if let Some(rest) = value.strip_prefix(b"</parameter>") {
-        let rest = skip_ws(rest);
-        return rest.is_empty() || qc_marker(rest, family);
-    }
-    // A value whose parameter closer was left out ends at a function closer
-    // followed by the call's closer or the end of input (QC-15).
-    if let Some(rest) = value.strip_prefix(b"</function>") {
-        return family.wrapper[1].as_bytes().starts_with(skip_ws(rest));
-    }
-    false
-}
-
-/// The markers of both DeepSeek families (D3-2, D3-3), the think markers aside
-/// (D3-19: the option's spellings).
-const DEEPSEEK_MARKERS: [&str; 10] = [
-    "<｜end▁of▁sentence｜>",
-    "<｜tool▁calls▁begin｜>",
-    "<｜tool_calls_begin｜>",
-    "<｜tool calls begin｜>",
-    "<｜tool\\_calls\\_begin｜>",
-    "<｜tool▁calls｜>",
-    "<｜tool▁calls▁end｜>",
-    "<｜tool▁call▁begin｜>",
-    "<｜tool▁sep｜>",
-    "<｜tool▁call▁end｜>",
-];
-
-/// D3-17, D31-9: a viable prefix of a marker; whitespace (a calls section, or
-/// after a call's object) followed by a viable prefix of a marker or of the
-/// closing fence and call-end; a call header, from its call-begin (bounded by its
-/// grammar: a 256-byte name, whitespace around the fence).
-fn deepseek(held: &[u8]) -> bool {
-    if marker_prefix(held, &DEEPSEEK_MARKERS)
-        || held.starts_with("<｜tool▁call▁begin｜>".as_bytes())
-    {
-        return true;
-    }
-    let rest = skip_ws(held);
-    if rest.is_empty() || marker_prefix(rest, &DEEPSEEK_MARKERS) || b"```".starts_with(rest) {
-        return true;
-    }
-    match rest.strip_prefix(b"```") {
-        Some(after) => {
-            let after = skip_ws(after);
-            after.is_empty() || marker_prefix(after, &DEEPSEEK_MARKERS)
-        }
-        None => false,
-    }
-}
-
-/// The markers of harmony (HA-2).
-const HARMONY_MARKERS: [&str; 7] = [
-    "<|start|>",
-    "<|channel|>",
-    "<|constrain|>",
-    "<|message|>",
-    "<|end|>",
-    "<|call|>",
-    "<|return|>",
-];
-
-/// HA-17: a viable prefix of a marker; a header from its `<|start|>` or
-/// `<|channel|>` (bounded by its grammar), or the first header at offset 0;
-/// whitespace (after a call's `<|message|>` or its object) followed by a viable
-/// prefix of a marker.
-fn harmony(before: &[u8], held: &[u8]) -> bool {
-    if marker_prefix(held, &HARMONY_MARKERS) {
-        return true;
-    }
-    // At offset 0 the first header is undecided until the byte after its
-    // `<|message|>` arrives (a call's content must start with `{`, HA-10); its
-    // fields are bounded (HA-3), so it never reaches 512 bytes.
-    if before.is_empty() && held.len() <= 512 {
-        let message = b"<|message|>";
-        match memchr::memmem::find(held, message) {
-            None => return true,
-            Some(at) if skip_ws(&held[at + message.len()..]).is_empty() => return true,
-            Some(_) => {}
-        }
-    }
-    if held.starts_with(b"<|start|>") || held.starts_with(b"<|channel|>") {
-        return true;
-    }
-    let rest = skip_ws(held);
-    rest.is_empty() || marker_prefix(rest, &HARMONY_MARKERS)
-}
-
-/// The markers of mistral (MI-2), the reasoning markers aside (MI-18: the option's
-/// spellings).
-const MISTRAL_MARKERS: [&str; 3] = ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"];
-
-/// MI-16: a viable prefix of a marker; a call group from its `[TOOL_CALLS]`
-/// (its header bounded by the grammar); inside an array form (the last
-/// `[TOOL_CALLS]` emitted opened one), the bytes of an element whose call has not
-/// started.
-fn mistral(before: &[u8], held: &[u8]) -> bool {
-    if marker_prefix(held, &MISTRAL_MARKERS) || held.starts_with(b"[TOOL_CALLS]") {
-        return true;
-    }
-    let group = b"[TOOL_CALLS]";
-    let last = before.windows(group.len()).rposition(|w| w == group);
-    last.is_some_and(|at| skip_ws(&before[at + group.len()..]).first() == Some(&b'['))
-}
-
-const LLAMA3_MARKERS: [&str; 9] = [
-    "<|python_tag|>",
-    "<think>",
-    "</think>",
-    "<|eom_id|>",
-    "<|eot_id|>",
-    "[THINK]",
-    "[/THINK]",
-    "◁think▷",
-    "◁/think▷",
-];
-
-/// Whether `before` has started a call group of llama3-json: a tag, or a bare
-/// object or built-in call at the start of the answer (the bytes after the last
-/// reasoning closer, or all of them).
-fn lj_group_seen(before: &[u8]) -> bool {
-    let tag = b"<|python_tag|>";
-    if before.windows(tag.len()).any(|w| w == tag) {
-        return true;
-    }
-    let answer = ["</think>", "[/THINK]", "◁/think▷"]
-        .iter()
-        .filter_map(|close| {
-            let close = close.as_bytes();
-            before
-                .windows(close.len())
-                .rposition(|w| w == close)
-                .map(|at| at + close.len())
-        })
-        .max()
-        .map_or(before, |at| &before[at..]);
-    let answer = skip_ws(answer);
-    answer.first() == Some(&b'{') || answer.windows(6).any(|w| w == b".call(")
-}
-
-/// LJ-14: a viable prefix of a marker; the tag and the unit after it; at the start
-/// of the answer (nothing before, or right after the reasoning closer), whitespace
-/// and a unit that may become a call; anything inside a call group.
-fn llama3_json(before: &[u8], held: &[u8]) -> bool {
-    if marker_prefix(held, &LLAMA3_MARKERS) || held.starts_with(b"<|python_tag|>") {
-        return true;
-    }
-    let after_reasoning = ["</think>", "[/THINK]", "◁/think▷"]
-        .iter()
-        .any(|closer| before.ends_with(closer.as_bytes()));
-    if before.is_empty() || after_reasoning {
-        let rest = skip_ws(held);
-        if rest.is_empty() || rest[0] == b'{' || rest[0] == b'_' || rest[0].is_ascii_alphabetic() {
-            return true;
-        }
-    }
-    lj_group_seen(before)
-}
-
-const PYTHONIC_MARKERS: [&str; 8] = [
-    "<|python_start|>",
-    "<|python_end|>",
-    "<think>",
-    "</think>",
-    "[THINK]",
-    "[/THINK]",
-    "◁think▷",
-    "◁/think▷",
-];
-
-/// Whether `rest` (after a list's `[`) may still become a decided call head:
-/// whitespace, a name, `(`, a keyword and `=` (PY-4).
-fn py_head_prefix(rest: &[u8]) -> bool {
-    rest.iter().all(|&b| {
-        b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'(' | b')' | b'=') || is_ws(b)
-    })
-}
-
-/// Whether `before` holds a call list's start: `[`, whitespace, a name and `(`.
-fn py_list_seen(before: &[u8]) -> bool {
-    before.iter().enumerate().any(|(i, &b)| {
-        if b != b'[' {
-            return false;
-        }
-        let rest = skip_ws(&before[i + 1..]);
-        let name = rest
-            .iter()
-            .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-            .count();
-        name > 0 && skip_ws(&rest[name..]).first() == Some(&b'(')
-    })
-}
-
-/// PY-14: a viable prefix of a marker; the wrapper's opener, whitespace and a
-/// list's start; a list's `[` and a prefix of a decided call head; anything after a
-/// list has started (the call being read, the bytes between calls, the wrapper's
-/// closer).
-fn pythonic(before: &[u8], held: &[u8]) -> bool {
-    if marker_prefix(held, &PYTHONIC_MARKERS) {
-        return true;
-    }
-    if let Some(rest) = held.strip_prefix(b"<|python_start|>") {
-        let rest = skip_ws(rest);
-        if rest.is_empty() || (rest[0] == b'[' && py_head_prefix(&rest[1..])) {
-            return true;
-        }
-    }
-    if let Some(rest) = held.strip_prefix(b"[") {
-        if py_head_prefix(rest) {
-            return true;
-        }
-    }
-    py_list_seen(before)
-}
-
-/// The reasoning wrappers' spellings and markers (RS-2).
-const SPELLINGS: [(&str, [&str; 2]); 3] = [
-    ("think", ["<think>", "</think>"]),
-    ("bracket", ["[THINK]", "[/THINK]"]),
-    ("triangle", ["◁think▷", "◁/think▷"]),
-];
-
-/// A field family's default `reasoning_markers`: its own `<think>` (RS-11).
-const THINK: &[&str] = &["think"];
-
-/// RS-9, RS-11: a viable prefix of a marker of a spelling the option
-/// `reasoning_markers` accepts (`default` when the option is absent).
-fn wrapper(options: &Value, held: &[u8], default: &[&str]) -> bool {
-    let accepted = |name: &str| match options.get("reasoning_markers") {
-        Some(Value::Array(list)) => list.iter().any(|v| v == name),
-        _ => default.contains(&name),
-    };
-    SPELLINGS
-        .iter()
-        .filter(|(name, _)| accepted(name))
-        .any(|(_, markers)| marker_prefix(held, markers))
-}
-
-/// RS-9: a viable prefix of an accepted marker (`reasoning_markers`, default all
-/// three spellings).
-fn reasoning(options: &Value, held: &[u8]) -> bool {
-    wrapper(options, held, &["think", "bracket", "triangle"])
-}
-
-/// The markers of kimi-k2 (KK-2), the think markers aside (KK-18: the option's
-/// spellings).
-const KIMI_K2_MARKERS: [&str; 8] = [
-    "<|im_end|>",
-    "<|tool_calls_section_begin|>",
-    "<|tool_call_section_begin|>",
-    "<|tool_calls_section_end|>",
-    "<|tool_call_section_end|>",
-    "<|tool_call_begin|>",
-    "<|tool_call_argument_begin|>",
-    "<|tool_call_end|>",
-];
-
-/// KK-16: a viable prefix of a marker; whitespace (a calls section, or after a
-/// call's object) followed by a viable prefix of a marker; a call header, from its
-/// call-begin (bounded by its grammar: a 256-byte name, whitespace runs).
-fn kimi_k2(held: &[u8]) -> bool {
-    if marker_prefix(held, &KIMI_K2_MARKERS) || held.starts_with(b"<|tool_call_begin|>") {
-        return true;
-    }
-    let rest = skip_ws(held);
-    rest.is_empty() || marker_prefix(rest, &KIMI_K2_MARKERS)
-}
-
-/// The fixed markers of minimax-m2 (MM-2), and the openers with a name up to
-/// their `name` (the think markers aside: MM-16, the option's spellings).
-const MINIMAX_M2_MARKERS: [&str; 6] = [
-    "<minimax:tool_call>",
-    "</minimax:tool_call>",
-    "<invoke",
-    "</invoke>",
-    "<parameter",
-    "</parameter>",
-];
-
-/// A viable prefix of a minimax-m2 marker, an invoke or parameter opener included
-/// up to its `>` (MM-2, MM-3: whitespace, `name`, `=`, a quoted name of 1 to 256
-/// bytes without `"`, `<`, `>` or a newline; other attributes before or after it).
-fn mm_marker(held: &[u8]) -> bool {
-    if marker_prefix(held, &MINIMAX_M2_MARKERS) {
-        return true;
-    }
-    ["<invoke", "<parameter"]
-        .iter()
-        .find_map(|m| held.strip_prefix(m.as_bytes()))
-        .is_some_and(mm_attributes)
-}
-
-/// The attributes of an invoke or parameter opener so far (MM-2): each after
-/// whitespace, `name="NAME"` once, others `ATTR="VALUE"` (at most 8 on each side).
-fn mm_attributes(mut rest: &[u8]) -> bool {
-    let mut seen_name = false;
-    let mut others = 0;
-    loop {
-        let after = skip_ws(rest);
-        if after.is_empty() {
-            return true;
-        }
-        if after.len() == rest.len() {
-            return false;
-        }
-        let key_len = after
-            .iter()
-            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':'))
-            .count();
-        if key_len == 0 || key_len > 64 {
-            return false;
-        }
-        if key_len == after.len() {
-            return true;
-        }
-        let is_name = &after[..key_len] == b"name";
-        if is_name && seen_name {
-            return false;
-        }
-        if is_name {
-            others = 0;
-        } else if others == 8 {
-            return false;
-        }
-        let after = skip_ws(&after[key_len..]);
-        let Some(after) = after.strip_prefix(b"=") else {
-            return after.is_empty();
-        };
-        let after = skip_ws(after);
-        let Some(quoted) = after.strip_prefix(b"\"") else {
-            return after.is_empty();
-        };
-        let len = quoted
-            .iter()
-            .take_while(|&&b| !matches!(b, b'"' | b'<' | b'>' | b'\n'))
-            .count();
-        if len > if is_name { 256 } else { 1024 } {
-            return false;
-        }
-        match quoted.get(len) {
-            None => return true,
-            Some(b'"') if !is_name || len > 0 => {
-                seen_name |= is_name;
-                others += usize::from(!is_name);
-                rest = &quoted[len + 1..];
-            }
-            Some(_) => return false,
-        }
-    }
-}
-
-/// MM-14: a viable prefix of a marker; the block opener, whitespace and a viable
-/// prefix of an invoke opener; whitespace and a viable prefix of a marker; inside a
-/// value, a parameter closer with whitespace and a viable prefix of what may follow.
-fn minimax_m2(held: &[u8]) -> bool {
-    if mm_marker(held) {
-        return true;
-    }
-    if let Some(rest) = held.strip_prefix(b"<minimax:tool_call>") {
-        let rest = skip_ws(rest);
-        if rest.is_empty() || mm_marker(rest) {
-            return true;
-        }
-    }
-    let after_ws = skip_ws(held);
-    if after_ws.is_empty() || mm_marker(after_ws) {
-        return true;
-    }
-    if let Some(rest) = held.strip_prefix(b"</parameter>") {
-        let rest = skip_ws(rest);
-        return rest.is_empty() || mm_marker(rest);
-    }
-    false
-}
-
-/// The names after a DSML tag's sentinel (DS-3, DS-4): the block's names, then the
-/// elements'.
-const DSML_NAMES: [&str; 7] = [
-    "function_calls",
-    "functioncalls",
-    "tool_calls",
-    "toolcalls",
-    "calls",
-    "invoke",
-    "parameter",
-];
-
-/// DSML's sentinels (DS-3): single and doubled. GigaChat's GCML has its own (GC-2).
-const DSML_SENTINELS: [&str; 2] = ["｜DSML｜", "｜｜DSML｜｜"];
-
-/// How a DSML tag so far (DS-3) with one of `sentinels` stands: `None` when no tag
-/// can begin with it; `Some(None)` for a viable prefix of a tag; `Some(Some(rest))`
-/// for a whole tag without attributes (a block opener or any closer) followed by
-/// `rest`.
-fn dsml_tag<'h>(held: &'h [u8], sentinels: &[&str]) -> Option<Option<&'h [u8]>> {
-    let rest = held.strip_prefix(b"<")?;
-    let (closer, rest) = match rest.strip_prefix(b"/") {
-        Some(rest) => (true, rest),
-        None => (false, rest),
-    };
-    let mut after = None;
-    for sentinel in sentinels {
-        if sentinel.as_bytes().starts_with(rest) {
-            return Some(None);
-        }
-        if let Some(a) = rest.strip_prefix(sentinel.as_bytes()) {
-            after = Some(a);
-        }
-    }
-    let after = after?;
-    let after = after.strip_prefix(b" ").unwrap_or(after);
-    for name in DSML_NAMES {
-        if name.as_bytes().starts_with(after) {
-            return Some(None);
-        }
-        let Some(tail) = after.strip_prefix(name.as_bytes()) else {
-            continue;
-        };
-        let attributes = !closer && matches!(name, "invoke" | "parameter");
-        if attributes {
-            // An opener up to its `>` (DS-3, DS-5: bounded attributes).
-            return mm_attributes(tail).then_some(None);
-        }
-        return tail.strip_prefix(b">").map(Some);
-    }
-    None
-}
-
-/// Whether `held` is a viable prefix of a DSML marker (DS-3).
-fn dsml_marker(held: &[u8], sentinels: &[&str]) -> bool {
-    matches!(dsml_tag(held, sentinels), Some(None))
-}
-
-/// DS-17 (GC-4 with GCML's sentinel): a viable prefix of a marker; a block opener
-/// (or a parameter closer), whitespace and a viable prefix of a marker; whitespace
-/// and a viable prefix of a marker (between calls and parameters, and before an
-/// invoke opener whose invoke's closer was left out, DS-9).
-fn dsml(held: &[u8], sentinels: &[&str]) -> bool {
-    if dsml_marker(held, sentinels) {
-        return true;
-    }
-    if let Some(Some(rest)) = dsml_tag(held, sentinels) {
-        let rest = skip_ws(rest);
-        if rest.is_empty() || dsml_marker(rest, sentinels) {
-            return true;
-        }
-    }
-    let after_ws = skip_ws(held);
-    after_ws.is_empty() || dsml_marker(after_ws, sentinels)
-}
-
-/// The markers of glm (GL-2) and its stop tokens, stray markers (GL-17), the
-/// think markers aside (GL-16: the option's spellings).
-const GLM_MARKERS: [&str; 8] = [
-    "<tool_call>",
-    "</tool_call>",
-    "<arg_key>",
-    "</arg_key>",
-    "<arg_value>",
-    "</arg_value>",
-    "<|observation|>",
-    "<|user|>",
-];
-
-/// A glm name or key so far: at most 256 bytes without `stops`.
-fn glm_run(rest: &[u8], stops: &[u8]) -> usize {
-    rest.iter().take_while(|b| !stops.contains(b)).count()
-}
-
-/// GL-14: a viable prefix of a marker; a call opener with whitespace, a viable
-/// name, whitespace and a prefix of `<arg_key>` or `</tool_call>`; whitespace and a
-/// viable prefix of a marker; a key opener with the key so far, its closer,
-/// whitespace and a prefix of `<arg_value>`; a value closer with whitespace and a
-/// viable prefix of what may follow it.
-fn glm(held: &[u8]) -> bool {
-    if marker_prefix(held, &GLM_MARKERS) {
-        return true;
-    }
-    if let Some(rest) = held.strip_prefix(b"<tool_call>") {
-        let rest = skip_ws(rest);
-        let name = glm_run(rest, b" \t\r\n<>");
-        if name <= 256 {
-            let after = skip_ws(&rest[name..]);
-            if after.is_empty()
-                || (name > 0 && marker_prefix(after, &["<arg_key>", "</tool_call>"]))
-            {
-                return true;
-            }
-        }
-    }
-    let after_ws = skip_ws(held);
-    if after_ws.is_empty() || marker_prefix(after_ws, &GLM_MARKERS) {
-        return true;
-    }
-    if let Some(rest) = after_ws.strip_prefix(b"<arg_key>") {
-        let key = glm_run(rest, b"<\n");
-        if key > 256 {
-            return false;
-        }
-        let rest = &rest[key..];
-        if rest.is_empty() || (key > 0 && b"</arg_key>".starts_with(rest)) {
-            return true;
-        }
-        if let Some(after) = rest.strip_prefix(b"</arg_key>") {
-            return key > 0 && b"<arg_value>".starts_with(skip_ws(after));
-        }
-        return false;
-    }
-    if let Some(rest) = held.strip_prefix(b"</arg_value>") {
-        let rest = skip_ws(rest);
-        return rest.is_empty() || marker_prefix(rest, &["<arg_key>", "</tool_call>"]);
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn rule(dialect: &str) -> Rule {
+        Rule::new(Path::new("no-corpus-here"), dialect)
+    }
+
     fn ok(dialect: &str, held: &str) -> bool {
-        check(dialect, &Value::Null, b"", held.as_bytes()).is_ok()
+        rule(dialect)
+            .check(&Value::Null, b"", held.as_bytes())
+            .is_ok()
     }
 
     #[test]
@@ -1052,8 +505,9 @@ mod tests {
 
     #[test]
     fn a_partial_utf8_character_may_trail() {
-        assert!(check("sections", &Value::Null, b"", &[0xC3]).is_ok());
-        assert!(check("sections", &Value::Null, b"", b"<thi\xE2\x82").is_ok());
-        assert!(check("sections", &Value::Null, b"", b"x\xE2\x82").is_err());
+        let sections = rule("sections");
+        assert!(sections.check(&Value::Null, b"", &[0xC3]).is_ok());
+        assert!(sections.check(&Value::Null, b"", b"<thi\xE2\x82").is_ok());
+        assert!(sections.check(&Value::Null, b"", b"x\xE2\x82").is_err());
     }
 }
