@@ -46,6 +46,7 @@ pub fn check(dialect: &str, options: &Value, before: &[u8], held: &[u8]) -> Resu
         "glm" => wrapper(options, held, THINK) || glm(held),
         "deepseek-dsml" => wrapper(options, held, THINK) || dsml(held, &DSML_SENTINELS),
         "gigachat-gcml" => wrapper(options, held, THINK) || dsml(held, &["｜GCML｜"]),
+        "step3" => wrapper(options, held, THINK) || step3(held),
         _ => return Err(format!("no viability rule for dialect {dialect:?}")),
     };
     if viable {
@@ -959,6 +960,68 @@ fn dsml(held: &[u8], sentinels: &[&str]) -> bool {
     }
     let after_ws = skip_ws(held);
     after_ws.is_empty() || dsml_marker(after_ws, sentinels)
+}
+
+/// The markers of step3 without attributes (S3-2), and its openers with a name up
+/// to their `name` (the think markers aside: S3-11, the option's spellings).
+const STEP3_MARKERS: [&str; 9] = [
+    "<｜tool_calls_begin｜>",
+    "<｜tool_calls_end｜>",
+    "<｜tool_call_begin｜>",
+    "<｜tool_call_end｜>",
+    "<｜tool_sep｜>",
+    "<steptml:invoke",
+    "</steptml:invoke>",
+    "<steptml:parameter",
+    "</steptml:parameter>",
+];
+
+/// S3-15: a viable prefix of a marker (an invoke or parameter opener up to its
+/// `>`: whitespace, `name="NAME"`, a name of 1 to 256 bytes, S3-3, S3-4); after
+/// the block opener, the call opener, `function` or the separator, whitespace and a
+/// viable prefix of the rest of a call head; whitespace and a viable prefix of a
+/// marker (between calls and parameters); a parameter closer with whitespace and a
+/// viable prefix of what may follow it.
+fn step3(held: &[u8]) -> bool {
+    fn marker(held: &[u8]) -> bool {
+        marker_prefix(held, &STEP3_MARKERS)
+            || ["<steptml:invoke", "<steptml:parameter"]
+                .iter()
+                .find_map(|m| held.strip_prefix(m.as_bytes()))
+                .is_some_and(mm_attributes)
+    }
+    // A call head so far (S3-6), from the block opener or the call opener: each
+    // part after optional whitespace, `function` and the separator optional.
+    fn head(mut rest: &[u8]) -> bool {
+        for part in [
+            "<｜tool_calls_begin｜>",
+            "<｜tool_call_begin｜>",
+            "function",
+            "<｜tool_sep｜>",
+        ] {
+            rest = skip_ws(rest);
+            if part.as_bytes().starts_with(rest) {
+                return true;
+            }
+            if let Some(after) = rest.strip_prefix(part.as_bytes()) {
+                rest = after;
+            }
+        }
+        marker(skip_ws(rest))
+    }
+    let after_ws = skip_ws(held);
+    if marker(after_ws)
+        || ["<｜tool_calls_begin｜>", "<｜tool_call_begin｜>"]
+            .iter()
+            .any(|m| after_ws.starts_with(m.as_bytes()))
+            && head(after_ws)
+    {
+        return true;
+    }
+    if let Some(rest) = held.strip_prefix(b"</steptml:parameter>") {
+        return marker(skip_ws(rest));
+    }
+    false
 }
 
 /// The markers of glm (GL-2) and its stop tokens, stray markers (GL-17), the
