@@ -29,6 +29,7 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("seed-oss", &["seed-oss"]),
     ("deepseek-dsml", &["deepseek-dsml", "reasoning"]),
     ("gigachat-gcml", &["gigachat-gcml", "reasoning"]),
+    ("step3", &["step3", "reasoning"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),
     ("kindaxml", &["kindaxml"]),

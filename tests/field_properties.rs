@@ -531,6 +531,18 @@ proptest! {
         let text = engine("seed-oss").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("seed-oss").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
+
+    #[test]
+    fn step3_parses_a_rendered_turn_back(pieces in turn()) {
+        // Rendered turns start in answer text; Step-3's output starts in reasoning
+        // by default (S3-11), so the parse is told otherwise (S3-16).
+        let doc = document(&pieces);
+        let tools = tools(&pieces);
+        prop_assume!(consistent(&pieces, &tools));
+        let options = field::custom::Options { start_in_reasoning: Some(false), tools: tools.tools, ..Default::default() };
+        let text = engine("step3").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("step3").parse(&text, &options).unwrap(), doc, "{:?}", text);
+    }
 }
 
 /// `Session::feed_deltas` (what `idiolect stream FAMILY --deltas` prints): for
@@ -592,7 +604,7 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 11] = [
+    const TESTED: [&str; 12] = [
         "hermes",
         "qwen3-coder",
         "deepseek-v3",
@@ -604,6 +616,7 @@ fn every_rendering_family_has_a_round_trip_property() {
         "seed-oss",
         "harmony",
         "mistral",
+        "step3",
     ];
     for name in field::families::names() {
         if field::families::family(name).is_some_and(|f| f.renders()) {

@@ -110,6 +110,7 @@ pub const TABLE: &[Entry] = &[
     engine!("seed-oss"),
     engine!("deepseek-dsml"),
     engine!("gigachat-gcml"),
+    engine!("step3"),
 ];
 
 /// The names of the field families, in the table's order.

@@ -583,6 +583,7 @@ pub(super) mod tests {
         &["grammar/seed-oss.pest"],
         &["grammar/deepseek-dsml.pest", "grammar/reasoning.pest"],
         &["grammar/gigachat-gcml.pest", "grammar/reasoning.pest"],
+        &["grammar/step3.pest", "grammar/reasoning.pest"],
         &["src/machine/oracle_wide.pest"],
     ];
 

@@ -9,8 +9,8 @@
 //! (`qwen_xml`), deepseek-v3 (`deepseek`), deepseek-v3.1 (`deepseek31`), mistral
 //! (`mistral`), llama3-json (`llama`), pythonic (`pythonic`), kimi-k2 (`kimik2`),
 //! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
-//! minimax-m2 (`minimax_m2`), and deepseek-dsml (`deepseek_v4`, on V4's
-//! `tool_calls` block); tool-parser 1.10.0 has no parser for harmony
+//! minimax-m2 (`minimax_m2`), deepseek-dsml (`deepseek_v4`, on V4's
+//! `tool_calls` block), and step3 (`step3`); tool-parser 1.10.0 has no parser for harmony
 //! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
 //! arguments as JSON values for the agreement check happens after.
 //!
@@ -38,7 +38,7 @@ use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
 use tool_parser::parsers::{
     DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, KimiK2Parser, LlamaParser,
-    MinimaxM2Parser, MistralParser, PythonicParser,
+    MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
 };
 use tool_parser::{QwenParser, ToolParser};
 
@@ -72,9 +72,10 @@ enum Family {
     Glm47,
     MinimaxM2,
     DeepseekDsml,
+    Step3,
 }
 
-const FAMILIES: [Family; 13] = [
+const FAMILIES: [Family; 14] = [
     Family::Hermes,
     Family::Qwen3Coder,
     Family::DeepseekV3,
@@ -88,6 +89,7 @@ const FAMILIES: [Family; 13] = [
     Family::Glm47,
     Family::MinimaxM2,
     Family::DeepseekDsml,
+    Family::Step3,
 ];
 
 impl Family {
@@ -106,6 +108,7 @@ impl Family {
             Family::Glm47 => "glm (4.7 form)",
             Family::MinimaxM2 => "minimax-m2",
             Family::DeepseekDsml => "deepseek-dsml",
+            Family::Step3 => "step3",
         }
     }
 
@@ -174,6 +177,13 @@ impl Family {
             // The sentinel is one token of the V3.2/V4 vocabulary; the tag names
             // around it are text.
             Family::DeepseekDsml => &["｜DSML｜"],
+            Family::Step3 => &[
+                "<｜tool_calls_begin｜>",
+                "<｜tool_calls_end｜>",
+                "<｜tool_call_begin｜>",
+                "<｜tool_call_end｜>",
+                "<｜tool_sep｜>",
+            ],
         }
     }
 
@@ -197,6 +207,7 @@ impl Family {
             Family::Glm47 => Box::new(Glm4MoeParser::glm47()), // glm47_moe
             Family::MinimaxM2 => Box::new(MinimaxM2Parser::new()), // minimax_m2
             Family::DeepseekDsml => Box::new(DeepSeekDsmlParser::v4()), // deepseek_v4
+            Family::Step3 => Box::new(Step3Parser::new()),     // step3
         })
     }
 }
@@ -211,13 +222,14 @@ const PROSE: &str =
 /// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml) each call follows its own
 /// line of prose (harmony: its own commentary message). Where the family writes all of a turn's
 /// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
-/// `<|python_tag|>` calls joined by `;`, pythonic's list) the prose comes first
-/// and the calls follow in one group: smg's parsers for these read only the first
-/// group of a turn, so a group per call would let them skip most of the input.
+/// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block, whose
+/// template writes a turn's calls in one) the prose comes first and the calls
+/// follow in one group: smg's parsers for these read only the first group of a
+/// turn, so a group per call would let them skip most of the input.
 fn generate(family: Family, calls: usize) -> String {
     let grouped = matches!(
         family,
-        Family::Mistral | Family::Llama3Json | Family::Pythonic
+        Family::Mistral | Family::Llama3Json | Family::Pythonic | Family::Step3
     );
     let mut out = String::new();
     if grouped {
@@ -227,6 +239,7 @@ fn generate(family: Family, calls: usize) -> String {
         out.push_str(match family {
             Family::Mistral => "[TOOL_CALLS] [",
             Family::Llama3Json => "<|python_tag|>",
+            Family::Step3 => "<｜tool_calls_begin｜>\n",
             _ => "[",
         });
     }
@@ -236,10 +249,10 @@ fn generate(family: Family, calls: usize) -> String {
         let metric = i % 2 == 0;
         let args = json!({"city": city, "days": days, "metric": metric});
         if grouped && i > 0 {
-            out.push_str(if family == Family::Llama3Json {
-                "; "
-            } else {
-                ", "
+            out.push_str(match family {
+                Family::Llama3Json => "; ",
+                Family::Step3 => "",
+                _ => ", ",
             });
         }
         if !grouped && family != Family::Harmony {
@@ -296,10 +309,14 @@ fn generate(family: Family, calls: usize) -> String {
             Family::DeepseekDsml => out.push_str(&format!(
                 "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">{city}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">{days}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"metric\" string=\"false\">{metric}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n"
             )),
+            Family::Step3 => out.push_str(&format!(
+                "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"city\">{city}</steptml:parameter>\n<steptml:parameter name=\"days\">{days}</steptml:parameter>\n<steptml:parameter name=\"metric\">{metric}</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n"
+            )),
         }
     }
     match family {
         Family::Mistral | Family::Pythonic => out.push_str("]\n"),
+        Family::Step3 => out.push_str("<｜tool_calls_end｜>\n"),
         Family::Llama3Json => return out,
         Family::Harmony => {
             out.push_str("<|start|>assistant<|channel|>final<|message|>That is all.<|return|>");
@@ -323,11 +340,12 @@ fn smg_tools() -> Vec<Tool> {
     vec![serde_json::from_value(tool).expect("an OpenAI tool")]
 }
 
-/// Our options as JSON: the tool's schema, as smg gets it (minimax-m2's output
-/// starts outside reasoning here: smg's tool parser reads no reasoning).
+/// Our options as JSON: the tool's schema, as smg gets it (minimax-m2's and
+/// step3's output starts outside reasoning here: smg's tool parser reads no
+/// reasoning).
 fn our_options(family: Family) -> Value {
     let mut options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
-    if family == Family::MinimaxM2 {
+    if matches!(family, Family::MinimaxM2 | Family::Step3) {
         options["start_in_reasoning"] = json!(false);
     }
     options

@@ -40,6 +40,7 @@ FAMILIES = [
     "seed-oss",
     "deepseek-dsml",
     "gigachat-gcml",
+    "step3",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
