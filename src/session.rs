@@ -722,25 +722,16 @@ pub fn dialects() -> &'static [Dialect] {
     ALL.get_or_init(|| {
         let mut all = DIALECTS.to_vec();
         for entry in field::families::TABLE {
-            let dialect = match entry.definition {
-                field::families::Definition::Engine { .. } => {
-                    let description = field::families::description(entry.name)
-                        .expect("an engine family of the table");
-                    Dialect {
-                        name: entry.name,
-                        summary: description.summary.as_deref().unwrap_or(""),
-                        kind: Kind::Engine {
-                            name: entry.name,
-                            render: entry.render,
-                        },
-                    }
-                }
-                field::families::Definition::Machine => *MACHINE_FAMILIES
-                    .iter()
-                    .find(|d| d.name == entry.name)
-                    .expect("every machine family of the table has its entry"),
-            };
-            all.push(dialect);
+            let description =
+                field::families::description(entry.name).expect("a family of the table");
+            all.push(Dialect {
+                name: entry.name,
+                summary: description.summary.as_deref().unwrap_or(""),
+                kind: Kind::Engine {
+                    name: entry.name,
+                    render: entry.render,
+                },
+            });
         }
         all
     })
@@ -787,17 +778,5 @@ pub(crate) const DIALECTS: [Dialect; 5] = [
         open::<plurnk::PlurnkMachine>,
         None,
         schemas::<plurnk::Options, plurnk::Document>,
-    ),
-];
-
-/// The field families whose state machine is still their own, by name: their
-/// place among the families is the table's (`field::families::TABLE`).
-const MACHINE_FAMILIES: [Dialect; 1] = [
-    Dialect::fixed(
-        "llama3-json",
-        "Llama 3.x tool calls: optional <|python_tag|>, {\"name\", \"parameters\"} objects or x.call(k=v) built-ins, joined by ;",
-        open::<field::llama3_json::Llama3JsonMachine>,
-        Some(field::llama3_json::render_json),
-        schemas::<field::llama3_json::Options, field::Document>,
     ),
 ];

@@ -105,12 +105,7 @@ fn main() {
     let mut trials = schema_trials(root);
     let engine = idiolect::field::families::TABLE
         .iter()
-        .filter_map(|e| match e.definition {
-            idiolect::field::families::Definition::Engine { grammar_file, .. } => {
-                Some((e.name, grammar_file))
-            }
-            idiolect::field::families::Definition::Machine => None,
-        });
+        .map(|e| (e.name, e.grammar_file));
     for (dialect, grammar_file) in engine {
         let stem = dialect;
         let grammar = format!("grammar/{grammar_file}.pest");

@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 
 use idiolect::conformance::{self, Case};
 use idiolect::field::{
-    self, llama3_json, pythonic, reasoning, Delta, DeltaMode, DeltaProjection, Document, Event,
-    Item, Options,
+    self, pythonic, reasoning, Delta, DeltaMode, DeltaProjection, Document, Event, Item, Options,
 };
 use idiolect::Fold;
 use proptest::prelude::*;
@@ -58,21 +57,9 @@ fn events(dialect: &str, options: &Value, chunks: &[&[u8]]) -> Vec<Event> {
     fn of<T: serde::de::DeserializeOwned>(options: &Value) -> T {
         serde_json::from_value(options.clone()).expect("case options")
     }
-    if let Some(family) = field::families::family(dialect) {
-        let options: field::custom::Options = of(&options);
-        return run(family.parser(&options).expect("options"), chunks);
-    }
-    match dialect {
-        "llama3-json" => {
-            let options: llama3_json::Options =
-                serde_json::from_value(options.clone()).expect("case options");
-            run(
-                llama3_json::Parser::with_options(&options).expect("options"),
-                chunks,
-            )
-        }
-        other => panic!("no typed parser for {other}"),
-    }
+    let family = field::families::family(dialect).expect("a field family");
+    let options: field::custom::Options = of(&options);
+    run(family.parser(&options).expect("options"), chunks)
 }
 
 /// What concatenating deltas gives: content, reasoning, and per call index its
@@ -453,8 +440,8 @@ proptest! {
         // `{"` then reasoning renders as `{"<think>…`, one JSON string cut short) and
         // whose texts do not follow a call with `;`.
         prop_assume!(llama3_json_renders_back(&doc));
-        let text = llama3_json::render_turn(&doc).map_err(TestCaseError::fail)?;
-        prop_assert_eq!(llama3_json::parse(&text, &llama3_json::Options::default()), doc, "{:?}", text);
+        let text = engine("llama3-json").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("llama3-json").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
 
     #[test]

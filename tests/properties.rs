@@ -548,10 +548,7 @@ fn grammar_literals(name: &str) -> Option<&'static [&'static str]> {
     let entry = idiolect::field::families::TABLE
         .iter()
         .find(|e| e.name == name)?;
-    let idiolect::field::families::Definition::Engine { grammar: text, .. } = entry.definition
-    else {
-        return None;
-    };
+    let text = entry.grammar;
     let mut found = std::collections::BTreeSet::new();
     for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
         let mut chars = line.chars();

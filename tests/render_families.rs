@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use idiolect::field::families::{Definition, TABLE};
+use idiolect::field::families::TABLE;
 use libtest_mimic::{Arguments, Trial};
 use serde_json::Value;
 
@@ -23,9 +23,6 @@ fn main() {
         .join("render");
     let mut trials = Vec::new();
     for entry in TABLE {
-        if !matches!(entry.definition, Definition::Engine { .. }) {
-            continue;
-        }
         let Some(dialect) = idiolect::dialect(entry.name) else {
             continue;
         };

@@ -77,6 +77,12 @@ pub struct ObjectKeys {
     pub id: Vec<String>,
     /// Members read as JSON (CF-24) rather than for their extent.
     pub json: bool,
+    /// The call starts only once both its name and its arguments member are known
+    /// (CF-33): an object without arguments is no call.
+    pub needs_arguments: bool,
+    /// The character that stops an object without a call is scanned again rather
+    /// than prose (CF-33).
+    pub rescan: bool,
 }
 
 /// Which unit of the object is being read.
@@ -181,6 +187,10 @@ pub struct CallObject {
     id: Option<String>,
     /// Whether the object is in a block (CF-23).
     block: bool,
+    /// Whether markup opened the object: at the end of input, an object that
+    /// started no call is then dropped; otherwise (a call at the start of the
+    /// answer, CF-28) it is prose.
+    marked: bool,
 }
 
 impl CallObject {
@@ -213,6 +223,7 @@ impl CallObject {
             name: None,
             id: None,
             block: false,
+            marked: true,
         }
     }
 
@@ -221,8 +232,9 @@ impl CallObject {
     }
 
     /// Starts a call object whose opener spans `unit_start..at`; `block`: it is in
-    /// a block of call objects (CF-23).
-    pub fn begin(&mut self, unit_start: usize, at: usize, block: bool) {
+    /// a block of call objects (CF-23); `marked`: markup opened it (CF-28).
+    pub fn begin(&mut self, unit_start: usize, at: usize, block: bool, marked: bool) {
+        self.marked = marked;
         self.unit_start = unit_start;
         self.value = Value::Other;
         self.emitted = at;
@@ -327,6 +339,10 @@ impl CallObject {
                         // Cut with its name read: the call starts without id (CF-23).
                         self.start_pending(end, pending, base, emitter, out);
                     }
+                    if eof && !self.started && !self.marked {
+                        // Nothing marked it as a call: its bytes are prose (CF-28).
+                        return ObjectEnd::Prose(end);
+                    }
                     if eof && self.started {
                         // Cut inside the object (HE-10).
                         emitter.call_end(false, end, out);
@@ -372,6 +388,17 @@ impl CallObject {
                     }
                     // `at` is the value's first byte (the key's unit ended there).
                     self.held_from = None;
+                    if self.keys.needs_arguments
+                        && self.key == Value::ArgumentsHeld
+                        && !self.arguments_seen
+                        && !self.started
+                    {
+                        if let Some(name) = self.name.take() {
+                            // Name and arguments are known: the call starts at the
+                            // arguments' first byte (CF-33).
+                            self.start(name, at, emitter, out);
+                        }
+                    }
                     self.value = match self.key {
                         Value::ArgumentsHeld if self.arguments_seen => Value::Other,
                         Value::ArgumentsHeld
@@ -428,7 +455,9 @@ impl CallObject {
                     None if self.keys.json => return Ok(()),
                     name => name.ok_or(at - 1)?,
                 };
-                if self.keys.id.is_empty() || self.id.is_some() {
+                let waits = (!self.keys.id.is_empty() && self.id.is_none())
+                    || (self.keys.needs_arguments && !self.arguments_seen);
+                if !waits {
                     self.start(name.into_owned(), at, emitter, out);
                 } else {
                     // The call starts once its id is decided (CF-23).
@@ -502,6 +531,10 @@ impl CallObject {
         emitter: &mut Emitter,
         out: &mut Vec<Event>,
     ) {
+        if self.keys.needs_arguments {
+            // Without its arguments, the object is no call (CF-33).
+            return;
+        }
         let Some(name) = self.name.take() else {
             return;
         };
@@ -515,8 +548,10 @@ impl CallObject {
     /// The object ended at `end` (one past its `}`).
     fn complete(&mut self, end: usize, emitter: &mut Emitter, out: &mut Vec<Event>) -> ObjectEnd {
         if let Some(name) = self.name.take() {
-            // The object ended without an id (CF-23).
-            self.start(name, end, emitter, out);
+            if !self.keys.needs_arguments {
+                // The object ended without an id (CF-23).
+                self.start(name, end, emitter, out);
+            }
         }
         if !self.started {
             if self.block {
@@ -552,6 +587,11 @@ impl CallObject {
             // In a block: the object's bytes before it are markup (CF-23).
             emitter.markup(bad, out);
             return ObjectEnd::Stopped(bad);
+        }
+        if !self.started && self.keys.rescan {
+            // Not a call: the unit before that character is prose, and it is
+            // scanned again (CF-33).
+            return ObjectEnd::Prose(bad);
         }
         if !self.started {
             // Not a call: the unit up to and including that character is prose.

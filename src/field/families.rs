@@ -2,9 +2,8 @@
 //! (spec/custom-family.md) is its grammar `grammar/<name>.pest` and its description
 //! `grammar/<name>.family.json`, compiled once per process from the same files a
 //! user passes to `--grammar`/`--family`; the registry, the CLI's `dialects`, the
-//! Python package and the benchmarks read this table. The families whose state
-//! machine is still their own are listed here too, by name, so that the order and
-//! the set of families are said once.
+//! Python package and the benchmarks read this table, so the order and the set of
+//! families are said once.
 //!
 //! ```
 //! use idiolect::field::{families, Item};
@@ -27,31 +26,18 @@ use super::custom::{Description, Family};
 pub type RenderFn =
     fn(what: Option<&str>, input: &Value, options: &Value) -> Result<String, String>;
 
-/// How a family is defined.
-#[derive(Clone, Copy, Debug)]
-pub enum Definition {
-    /// A grammar and a description, run by the engine.
-    Engine {
-        /// The stem of its grammar's file, `grammar/<stem>.pest`: the family's name,
-        /// or the name of a grammar several descriptions share (deepseek).
-        grammar_file: &'static str,
-        /// The text of `grammar/<grammar_file>.pest`.
-        grammar: &'static str,
-        /// The text of `grammar/<name>.family.json`.
-        description: &'static str,
-    },
-    /// A family whose state machine is still its own (src/field/<name>): the
-    /// registry's entry of that name.
-    Machine,
-}
-
-/// One field family of the table.
+/// One field family of the table: a grammar and a description, run by the engine.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
     /// The family's name: its dialect name, its corpus folder, its files' stem.
     pub name: &'static str,
-    /// How it is defined.
-    pub definition: Definition,
+    /// The stem of its grammar's file, `grammar/<stem>.pest`: the family's name, or
+    /// the name of a grammar several descriptions share (deepseek).
+    pub grammar_file: &'static str,
+    /// The text of `grammar/<grammar_file>.pest`.
+    pub grammar: &'static str,
+    /// The text of `grammar/<name>.family.json`.
+    pub description: &'static str,
     /// A renderer of its own in Rust, for an engine family whose rendering its
     /// description cannot say (mistral's varies with `tokenizer_version`, MI-17).
     pub render: Option<RenderFn>,
@@ -72,23 +58,10 @@ macro_rules! engine {
     ($name:literal, $grammar:literal, $render:expr) => {
         Entry {
             name: $name,
-            definition: Definition::Engine {
-                grammar_file: $grammar,
-                grammar: include_str!(concat!("../../grammar/", $grammar, ".pest")),
-                description: include_str!(concat!("../../grammar/", $name, ".family.json")),
-            },
+            grammar_file: $grammar,
+            grammar: include_str!(concat!("../../grammar/", $grammar, ".pest")),
+            description: include_str!(concat!("../../grammar/", $name, ".family.json")),
             render: $render,
-        }
-    };
-}
-
-/// A family with a state machine of its own.
-macro_rules! machine {
-    ($name:literal) => {
-        Entry {
-            name: $name,
-            definition: Definition::Machine,
-            render: None,
         }
     };
 }
@@ -101,7 +74,7 @@ pub const TABLE: &[Entry] = &[
     engine!("deepseek-v3.1", "deepseek"),
     engine!("harmony"),
     engine!("mistral"),
-    machine!("llama3-json"),
+    engine!("llama3-json"),
     engine!("pythonic", render = super::pythonic::render_json),
     engine!("reasoning", "reasoning-dialect"),
     engine!("kimi-k2"),
@@ -123,34 +96,29 @@ pub fn is_family(name: &str) -> bool {
     TABLE.iter().any(|e| e.name == name)
 }
 
-/// The description of the engine family called `name`, read at first use from its
-/// file without compiling its grammar (`None` for a name that is not an engine
-/// family of the table): what the registry lists before any family is built.
+/// The description of the family called `name`, read at first use from its file
+/// without compiling its grammar (`None` for a name that is not a family of the
+/// table): what the registry lists before any family is built.
 pub fn description(name: &str) -> Option<&'static Description> {
     static READ: [OnceLock<Description>; TABLE.len()] = [const { OnceLock::new() }; TABLE.len()];
     let index = TABLE.iter().position(|e| e.name == name)?;
-    let Definition::Engine { description, .. } = TABLE[index].definition else {
-        return None;
-    };
+    let description = TABLE[index].description;
     Some(READ[index].get_or_init(|| {
         serde_json::from_str(description)
             .unwrap_or_else(|e| panic!("grammar/{name}.family.json reads (tested): {e}"))
     }))
 }
 
-/// The engine family called `name`, built at first use from its files (`None` for
-/// a name that is not an engine family of the table).
+/// The family called `name`, built at first use from its files (`None` for a name
+/// that is not a family of the table).
 pub fn family(name: &str) -> Option<&'static Family> {
     static BUILT: [OnceLock<Family>; TABLE.len()] = [const { OnceLock::new() }; TABLE.len()];
     let index = TABLE.iter().position(|e| e.name == name)?;
-    let Definition::Engine {
+    let Entry {
         grammar,
         description,
         ..
-    } = TABLE[index].definition
-    else {
-        return None;
-    };
+    } = TABLE[index];
     Some(BUILT[index].get_or_init(|| {
         Family::new(grammar, description).unwrap_or_else(|e| {
             panic!("grammar/{name}.pest and grammar/{name}.family.json build (tested): {e}")
@@ -162,16 +130,14 @@ pub fn family(name: &str) -> Option<&'static Family> {
 mod tests {
     use super::*;
 
-    /// Every engine family builds from its files, and its description carries its
-    /// name and a summary (the registry's one line).
+    /// Every family builds from its files, and its description carries its name
+    /// and a summary (the registry's one line).
     #[test]
-    fn every_engine_family_builds_and_names_itself() {
+    fn every_family_builds_and_names_itself() {
         for entry in TABLE {
-            if let Definition::Engine { .. } = entry.definition {
-                let family = family(entry.name).expect("an engine family");
-                assert_eq!(family.description().name, entry.name);
-                assert!(family.description().summary.is_some(), "{}", entry.name);
-            }
+            let family = family(entry.name).expect("a family of the table");
+            assert_eq!(family.description().name, entry.name);
+            assert!(family.description().summary.is_some(), "{}", entry.name);
         }
     }
 }

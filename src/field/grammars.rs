@@ -39,7 +39,7 @@ impl Source {
 }
 
 /// Every field grammar, by name.
-fn sources() -> [(&'static str, Source); 4] {
+fn sources() -> [(&'static str, Source); 3] {
     let source = |files, texts| Source { files, texts };
     [
         (
@@ -52,13 +52,6 @@ fn sources() -> [(&'static str, Source); 4] {
         (
             "HERMES",
             source(&["hermes", "reasoning"], &[HERMES, REASONING]),
-        ),
-        (
-            "LLAMA3_JSON",
-            source(
-                &["llama3-json", "python-call", "field-json", "reasoning"],
-                &[LLAMA3_JSON, PYTHON_CALL, FIELD_JSON, REASONING],
-            ),
         ),
         ("REASONING", source(&["reasoning"], &[REASONING])),
     ]
@@ -92,16 +85,6 @@ pub fn hermes() -> &'static Program {
 /// appended to the llama3-json grammar and, as the `python` literal syntax
 /// (spec/custom-family.md CF-27), to an engine family's.
 pub const PYTHON_CALL: &str = include_str!("../../grammar/python-call.pest");
-
-/// The text of grammar/llama3-json.pest.
-pub const LLAMA3_JSON: &str = include_str!("../../grammar/llama3-json.pest");
-
-/// The program of grammar/llama3-json.pest with grammar/python-call.pest,
-/// grammar/field-json.pest and grammar/reasoning.pest.
-pub fn llama3_json() -> &'static Program {
-    static PROGRAM: OnceLock<Program> = OnceLock::new();
-    PROGRAM.get_or_init(|| program("LLAMA3_JSON"))
-}
 
 /// The text of grammar/reasoning.pest: the reasoning wrappers' markers, the
 /// `reasoning` dialect's grammar, appended to the grammars of the families that

@@ -59,106 +59,7 @@
 //! assert_eq!(deltas[0].content.as_deref(), Some("Let me check.\n"));
 //! ```
 
-/// The glue every single-machine family shares: its `Parser`, its
-/// [`DialectMachine`](crate::fold::DialectMachine) impl (a family never refuses options
-/// that were read: an unknown key or a `$ref` that FD-6b refuses fails the reading;
-/// and a family holds a call until its markup decides it, spec/field.md), `parse` and
-/// `parse_events`. Written once here so that the families differ only in what differs.
-macro_rules! family_glue {
-    ($machine:ident, $name:literal) => {
-        /// The streaming parser: feed chunks, get [`Event`]s.
-        pub type Parser = $crate::reentry::Stream<$machine>;
-
-        impl $crate::fold::DialectMachine for $machine {
-            const NAME: &'static str = $name;
-            type Options = Options;
-            type Problem = std::convert::Infallible;
-            type Folder = DocumentFolder;
-
-            /// Every options value read is usable: what a field family refuses fails
-            /// the reading (FD-3).
-            fn with_options(options: &Options) -> Result<Self, std::convert::Infallible> {
-                Ok($machine::new(options))
-            }
-
-            fn folder(_: &Options, spans: bool, _: usize) -> DocumentFolder {
-                DocumentFolder::new(spans)
-            }
-
-            /// `None`: a call is held until its markup decides it (spec/field.md).
-            fn hold_back_bound(&self) -> Option<usize> {
-                None
-            }
-        }
-
-        /// Parses a whole document (the streaming machinery, fed once).
-        pub fn parse(input: &str, options: &Options) -> Document {
-            $crate::field::parse_owned($crate::reentry::Stream::new($machine::new(options)), input)
-        }
-
-        /// Parses a whole document and also returns its events.
-        pub fn parse_events(input: &str, options: &Options) -> (Document, Vec<Event>) {
-            use $crate::fold::Fold;
-            let mut parser = $crate::reentry::Stream::new($machine::new(options));
-            let mut events: Vec<Event> = parser.feed(input.as_bytes()).collect();
-            events.extend(parser.finish());
-            let mut folder = DocumentFolder::new(false);
-            events.iter().for_each(|e| folder.push(e));
-            (folder.into_document(), events)
-        }
-    };
-}
-
 mod call_object;
-mod parameter_values;
-
-/// The options type of a family that reads the shared keys (FD-3) and the
-/// `reasoning_markers` option (spec/reasoning.md RS-11), `$markers` its default
-/// (the family's own spelling), and after them the family's own keys, each with
-/// its doc, type and default (`/// doc` `name: Type = default`). Written once so
-/// that the keys mean the same in every family.
-macro_rules! family_options {
-    ($family:literal, $markers:literal, $default:expr
-        $(, $(#[$doc:meta])* $field:ident : $type:ty = $value:expr)* $(,)?) => {
-        #[doc = concat!("The ", $family, " options, as given in JSON (FD-3; RS-11).")]
-        #[derive(
-            Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-        )]
-        #[serde(deny_unknown_fields, default)]
-        pub struct Options {
-            /// Whether the output starts inside reasoning: the chat template ended the
-            /// prompt with the reasoning opener.
-            pub start_in_reasoning: bool,
-            /// The tools of the request, with their JSON Schemas.
-            pub tools: Vec<$crate::field::Tool>,
-            $($(#[$doc])* pub $field: $type,)*
-            #[doc = concat!(
-                        "The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`; ",
-                        "empty for none (default ", $markers, ")."
-                    )]
-            pub reasoning_markers: Vec<$crate::field::reasoning::Spelling>,
-        }
-
-        impl Default for Options {
-            fn default() -> Self {
-                Options {
-                    start_in_reasoning: false,
-                    tools: Vec::new(),
-                    $($field: $value,)*
-                    reasoning_markers: $default,
-                }
-            }
-        }
-
-        impl Options {
-            /// The tool called `name`, if the options list it.
-            pub fn tool(&self, name: &str) -> Option<&$crate::field::Tool> {
-                self.tools.iter().find(|t| t.name == name)
-            }
-        }
-    };
-}
-
 pub mod custom;
 mod deltas;
 mod document;
@@ -168,9 +69,8 @@ pub mod families;
 pub mod grammars;
 mod input;
 pub mod json_arguments;
-mod llama;
-pub mod llama3_json;
 mod options;
+mod parameter_values;
 mod probe;
 pub mod pythonic;
 pub mod reasoning;

@@ -564,7 +564,6 @@ pub(super) mod tests {
         &[
             "grammar/llama3-json.pest",
             "grammar/python-call.pest",
-            "grammar/field-json.pest",
             "grammar/reasoning.pest",
         ],
         &[

@@ -91,7 +91,6 @@ oracle!(
     llama3_json_oracle,
     "grammar/llama3-json.pest",
     "grammar/python-call.pest",
-    "grammar/field-json.pest",
     "grammar/reasoning.pest"
 );
 oracle!(
@@ -500,7 +499,7 @@ proptest! {
 
     #[test]
     fn llama3_json_python_call_and_reasoning_rules_agree_with_pest(seed in any::<u64>()) {
-        check_grammar::<llama3_json_oracle::Oracle>(&grammar_text(&["grammar/llama3-json.pest", "grammar/python-call.pest", "grammar/field-json.pest", "grammar/reasoning.pest"]), seed)?;
+        check_grammar::<llama3_json_oracle::Oracle>(&grammar_text(&["grammar/llama3-json.pest", "grammar/python-call.pest", "grammar/reasoning.pest"]), seed)?;
     }
 
     #[test]
@@ -773,9 +772,6 @@ fn every_grammar_of_the_crate_compiles() {
         .is_some());
     assert!(crate::field::grammars::hermes()
         .rule("text_marker")
-        .is_some());
-    assert!(crate::field::grammars::llama3_json()
-        .rule("call_next")
         .is_some());
     assert!(crate::field::grammars::json_call_object()
         .rule("member_name")

@@ -410,13 +410,8 @@ fn tokens<'t>(text: &'t str, size: usize, markers: &[&str]) -> Vec<&'t str> {
 /// The document is returned as it is: reading it for the agreement check is not
 /// timed.
 fn ours_whole(family: Family, options: &Value, text: &str) -> field::Document {
-    if let Some(engine) = field::families::family(family.dialect()) {
-        return engine.parse(text, &typed(options)).expect("options");
-    }
-    match family {
-        Family::Llama3Json => field::llama3_json::parse(text, &typed(options)),
-        _ => unreachable!("{} is run by the engine", family.name()),
-    }
+    let engine = field::families::family(family.dialect()).expect("a family of the table");
+    engine.parse(text, &typed(options)).expect("options")
 }
 
 /// Text and complete calls of a document, arguments read as JSON values.
@@ -521,16 +516,8 @@ fn stream<M: Machine<Event = Event>>(mut parser: Stream<M>, pieces: &[&str]) -> 
 /// deltas (live), content and per call its name and argument fragments collected,
 /// exactly what [`smg_streamed`] collects from smg's streaming results.
 fn ours_streamed(family: Family, options: &Value, pieces: &[&str]) -> Collected {
-    if let Some(engine) = field::families::family(family.dialect()) {
-        return stream(engine.parser(&typed(options)).expect("options"), pieces);
-    }
-    match family {
-        Family::Llama3Json => stream(
-            field::llama3_json::Parser::with_options(&typed(options)).expect("options"),
-            pieces,
-        ),
-        _ => unreachable!("{} is run by the engine", family.name()),
-    }
+    let engine = field::families::family(family.dialect()).expect("a family of the table");
+    stream(engine.parser(&typed(options)).expect("options"), pieces)
 }
 
 fn arguments(text: &str) -> Value {

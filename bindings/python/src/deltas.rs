@@ -47,19 +47,6 @@ struct StreamOf<'a>(&'a Value);
 
 impl FieldFamily for StreamOf<'_> {
     type Out = PyResult<Box<dyn FieldStream>>;
-    fn generic<M>(self) -> Self::Out
-    where
-        M: DialectMachine<Event = field::Event, Folder = field::DocumentFolder>
-            + Send
-            + Sync
-            + 'static,
-        M::Options: DeserializeOwned,
-    {
-        let options: M::Options = options_of(M::NAME, self.0)?;
-        let machine = M::with_options(&options)
-            .map_err(|e| OptionsError::new_err(format!("invalid {} options: {e}", M::NAME)))?;
-        Ok(Box::new(Stream::new(machine)))
-    }
     fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Self::Out {
         let options: field::custom::Options = options_of(name, self.0)?;
         let machine = family.machine(&options).map_err(|e| match e {

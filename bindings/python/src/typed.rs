@@ -24,7 +24,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use idiolect::field::{self, llama3_json};
+use idiolect::field;
 use idiolect::fold::{fold_whole, fold_whole_str, DialectMachine, Fold, Settle};
 use idiolect::session::Dialect;
 use idiolect::{anthropic_xml, kindaxml, plurnk, sections, transcript, Machine, Stream};
@@ -880,21 +880,14 @@ impl Runner for ViaJson {
     }
 }
 
-/// What the package makes of a field family's machine: the typed runner of
-/// `parse` ([`runner`]) and the event stream of `ChatDeltas`. [`field_family`] is
-/// the one table of the field families, so a family added there is served by both.
+/// What the package makes of a field family: the typed runner of `parse`
+/// ([`runner`]) and the event stream of `ChatDeltas`. [`field_family`] reads the
+/// crate's one table of the field families, so a family added there is served by
+/// both.
 pub trait FieldFamily {
     /// What is made.
     type Out;
-    /// For a family whose machine is its own [`DialectMachine`].
-    fn generic<M>(self) -> Self::Out
-    where
-        M: DialectMachine<Event = field::Event, Folder = field::DocumentFolder>
-            + Send
-            + Sync
-            + 'static,
-        M::Options: DeserializeOwned;
-    /// For a family run by the engine.
+    /// For the family `family` called `name`.
     fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Self::Out;
 }
 
@@ -902,13 +895,8 @@ pub trait FieldFamily {
 /// families run by the engine come from the crate's table (`field::families`).
 pub fn field_family<F: FieldFamily>(name: &str, family: F) -> Option<F::Out> {
     let entry = field::families::TABLE.iter().find(|e| e.name == name)?;
-    if let Some(engine) = field::families::family(name) {
-        return Some(family.engine(engine, entry.name));
-    }
-    Some(match name {
-        "llama3-json" => family.generic::<llama3_json::Llama3JsonMachine>(),
-        _ => return None,
-    })
+    let engine = field::families::family(name)?;
+    Some(family.engine(engine, entry.name))
 }
 
 /// A field family's typed runner.
@@ -916,16 +904,6 @@ struct FieldRunner;
 
 impl FieldFamily for FieldRunner {
     type Out = Box<dyn Runner>;
-    fn generic<M>(self) -> Box<dyn Runner>
-    where
-        M: DialectMachine<Event = field::Event, Folder = field::DocumentFolder>
-            + Send
-            + Sync
-            + 'static,
-        M::Options: DeserializeOwned,
-    {
-        Box::new(Generic::<M>::NEW)
-    }
     fn engine(self, family: &'static field::custom::Family, name: &'static str) -> Box<dyn Runner> {
         Box::new(Engine(family, name))
     }

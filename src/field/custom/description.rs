@@ -74,6 +74,16 @@ pub struct FamilyOption {
     pub values: IndexMap<String, OptionValue>,
 }
 
+impl FamilyOption {
+    /// Whether the option's values are exactly `true` and `false`: it is then
+    /// given as a JSON boolean (CF-34).
+    pub fn is_boolean(&self) -> bool {
+        self.values.len() == 2
+            && self.values.contains_key("true")
+            && self.values.contains_key("false")
+    }
+}
+
 /// One value of a family's option (CF-22).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -93,9 +103,10 @@ pub struct OptionValue {
 
 /// The description keys whose rule an option's value may replace (CF-22): the
 /// entry rules.
-pub const REPLACEABLE: [&str; 13] = [
+pub const REPLACEABLE: [&str; 14] = [
     "entries.text",
     "entries.start",
+    "entries.answer_start",
     "entries.reasoning",
     "entries.call_body",
     "entries.value_end",
@@ -157,6 +168,11 @@ pub struct Entries {
     /// default: none, text is scanned from there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
+    /// Run where the answer starts: at offset 0 when the output does not start in
+    /// reasoning, and right after a reasoning closer when no answer text and no
+    /// call came before it (CF-28; default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_start: Option<String>,
     /// Parameters encoding: run where a call's body continues (after the call
     /// starts and after each value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -274,6 +290,12 @@ pub enum Arguments {
         /// How the members are read (CF-24).
         #[serde(default)]
         values: ObjectValues,
+        /// When the call starts (CF-33).
+        #[serde(default)]
+        starts: ObjectStart,
+        /// What the character that stops an object without a call is (CF-33).
+        #[serde(default)]
+        stop: ObjectStop,
     },
     /// Keyword arguments whose values are literals of a language, each converted
     /// to JSON by the literal syntax named (CF-27), as pythonic writes
@@ -281,6 +303,10 @@ pub enum Arguments {
     Keywords {
         /// The literal syntax of the values.
         literals: Literals,
+        /// Call objects beside the keyword calls: a match holding
+        /// `captures.call_open` is followed by one (CF-23).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_object: Option<CallObjectKeys>,
     },
     /// Key/value parameters, typed by the tools' schemas (CF-9).
     Parameters {
@@ -309,6 +335,38 @@ pub struct CallObjectKeys {
     /// How the members are read (CF-24).
     #[serde(default)]
     pub values: ObjectValues,
+    /// When the call starts (CF-33).
+    #[serde(default)]
+    pub starts: ObjectStart,
+    /// What the character that stops an object without a call is (CF-33).
+    #[serde(default)]
+    pub stop: ObjectStop,
+}
+
+/// When a call object's call starts (CF-33).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectStart {
+    /// When its name has arrived (and its id is decided, with `id_keys`); an object
+    /// without arguments gives `{}` (CF-16).
+    #[default]
+    Name,
+    /// When both its name and its arguments member are known: an object without
+    /// arguments is no call (llama3-json's LJ-6).
+    NameAndArguments,
+}
+
+/// What the character that cannot continue an object is, when no call started
+/// (CF-33).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectStop {
+    /// Prose with the object's bytes before it (CF-16).
+    #[default]
+    Prose,
+    /// Scanned again: the object's bytes before it are prose, and the mode's rule
+    /// runs at it (llama3-json's LJ-8).
+    Scanned,
 }
 
 /// The literal syntax of keyword arguments' values (CF-27): one piece of the
@@ -396,6 +454,7 @@ impl Description {
             ("entries.text", Some(&e.text)),
             ("entries.reasoning", e.reasoning.as_deref()),
             ("entries.start", e.start.as_deref()),
+            ("entries.answer_start", e.answer_start.as_deref()),
             ("entries.after_call", e.after_call.as_deref()),
             ("entries.skip", e.skip.as_deref()),
             ("captures.name", c.name.as_deref()),
@@ -466,20 +525,28 @@ impl Description {
                 named.push(("entries.object_end", e.object_end.as_deref()));
                 &["captures.call_open", "entries.arguments_end"]
             }
-            Arguments::Keywords { .. } => {
+            Arguments::Keywords { call_object, .. } => {
                 named.push(("entries.call_body", e.call_body.as_deref()));
                 named.push(("entries.value_end", e.value_end.as_deref()));
                 named.push(("captures.parameter", c.parameter.as_deref()));
                 named.push(("captures.value", c.value.as_deref()));
                 named.push(("captures.call_close", c.call_close.as_deref()));
-                &[
+                let required: &[&str] = &[
                     "captures.name",
                     "entries.call_body",
                     "entries.value_end",
                     "captures.parameter",
                     "captures.value",
                     "captures.call_close",
-                ]
+                    // With call objects beside the calls (CF-23).
+                    "captures.call_open",
+                ];
+                if call_object.is_some() {
+                    named.push(("entries.object_end", e.object_end.as_deref()));
+                    required
+                } else {
+                    &required[..required.len() - 1]
+                }
             }
             Arguments::Parameters { .. } => {
                 named.push(("entries.call_body", e.call_body.as_deref()));
@@ -536,10 +603,16 @@ impl Description {
                 ("captures.call_open", c.call_open.is_some()),
                 ("captures.value", c.value.is_some()),
             ],
-            Arguments::Keywords { .. } => vec![
+            Arguments::Keywords { call_object, .. } => vec![
                 ("entries.arguments_end", e.arguments_end.is_some()),
-                ("entries.object_end", e.object_end.is_some()),
-                ("captures.call_open", c.call_open.is_some()),
+                (
+                    "entries.object_end",
+                    call_object.is_none() && e.object_end.is_some(),
+                ),
+                (
+                    "captures.call_open",
+                    call_object.is_none() && c.call_open.is_some(),
+                ),
                 ("entries.value_nested", e.value_nested.is_some()),
                 ("captures.nested_open", c.nested_open.is_some()),
                 ("captures.nested_close", c.nested_close.is_some()),

@@ -105,6 +105,8 @@ pub(crate) struct Compiled {
     pub(crate) reasoning: Entry,
     /// Run once at offset 0 (CF-30).
     pub(crate) start: Option<Entry>,
+    /// Run where the answer starts (CF-28).
+    pub(crate) answer_start: Option<Entry>,
     pub(crate) call_body: Option<Entry>,
     pub(crate) value_end: Option<Entry>,
     /// Inside a value that quotes an open nested opener (CF-17).
@@ -178,6 +180,7 @@ impl Compiled {
             "entries.text" => &mut self.text,
             "entries.reasoning" => &mut self.reasoning,
             "entries.start" => self.start.get_or_insert(entry.clone()),
+            "entries.answer_start" => self.answer_start.get_or_insert(entry.clone()),
             "entries.call_body" => self.call_body.get_or_insert(entry.clone()),
             "entries.value_end" => self.value_end.get_or_insert(entry.clone()),
             "entries.value_nested" => self.value_nested.get_or_insert(entry.clone()),
@@ -214,6 +217,8 @@ enum Probing {
     Prose,
     /// The start rule at offset 0 (CF-30).
     Start,
+    /// The answer-start rule (CF-28).
+    AnswerStart,
     /// What follows a complete call.
     AfterCall,
     /// A call's body, between parameters.
@@ -291,6 +296,8 @@ pub struct CustomMachine {
     /// The wrapper's rule to run at a prose candidate where the family's own
     /// markers, tried first, do not match (CF-29).
     fallback: Option<RuleId>,
+    /// Whether answer text or a call came before: the answer has started (CF-28).
+    answered: bool,
 }
 
 fn char_len(text: &str, at: usize) -> usize {
@@ -356,6 +363,7 @@ impl CustomMachine {
             first,
             keywords,
             fallback: None,
+            answered: false,
         }
     }
 
@@ -405,7 +413,18 @@ impl CustomMachine {
     }
 
     fn prose(&mut self, text: &str, start: usize, out: &mut Vec<Event>) {
+        if !self.reasoning && !text.is_empty() {
+            self.answered = true;
+        }
         self.emitter.prose(self.reasoning, text, start, out);
+    }
+
+    /// Reasoning closed at `end`: where no answer text and no call came before,
+    /// the answer starts there (CF-28).
+    fn reasoning_closed(&mut self, end: usize) {
+        if !self.answered && self.family.answer_start.is_some() {
+            self.start_probe(Probing::AnswerStart, end);
+        }
     }
 
     fn start_probe(&mut self, probing: Probing, at: usize) {
@@ -414,6 +433,7 @@ impl CustomMachine {
             Probing::Prose if self.reasoning => &f.reasoning,
             Probing::Prose => &f.text,
             Probing::Start => f.start.as_ref().unwrap_or(&f.text),
+            Probing::AnswerStart => f.answer_start.as_ref().unwrap_or(&f.text),
             Probing::AfterCall => f.after_call.as_ref().unwrap_or(&f.text),
             Probing::CallBody => f.call_body.as_ref().unwrap_or(&f.text),
             Probing::ValueEnd => f.value_entry(self.values.nested()),
@@ -422,6 +442,7 @@ impl CustomMachine {
                 .object_end
                 .as_ref()
                 .or(f.arguments_end.as_ref())
+                .or(f.after_call.as_ref())
                 .unwrap_or(&f.text),
             Probing::ArgumentsEnd { .. } | Probing::Recover | Probing::SpecialEnd => {
                 f.arguments_end.as_ref().unwrap_or(&f.text)
@@ -461,8 +482,9 @@ impl CustomMachine {
         }
     }
 
-    /// A prose or after-call match over `start..end` (CF-6).
-    fn marker(&mut self, start: usize, end: usize, unit: &str, out: &mut Vec<Event>) {
+    /// A prose or after-call match over `start..end` (CF-6); `marked`: not the
+    /// answer-start rule's (CF-28).
+    fn marker(&mut self, start: usize, end: usize, unit: &str, marked: bool, out: &mut Vec<Event>) {
         let roles = self.family.roles.clone();
         self.pos = end;
         self.mode = Mode::Prose;
@@ -471,10 +493,11 @@ impl CustomMachine {
         } else if self.captured(roles.call_open, unit).is_some() {
             // A block of call objects when the match opens one too (CF-23).
             let block = self.captured(roles.block_open, unit).is_some();
-            self.begin_object(start, end, block, out);
+            self.begin_object(start, end, block, marked, out);
         } else if let Some(raw) = self.captured(roles.name, unit) {
             let name = self.family.names.clean(raw);
             let id = self.captured(roles.id, unit).map(str::to_string);
+            self.answered = true;
             self.leave_reasoning(start, out);
             self.emitter.markup(start, out);
             self.emitter.call_start(id, name.clone(), end, out);
@@ -501,6 +524,7 @@ impl CustomMachine {
                     self.emitter.markup(end, out);
                 }
                 self.reasoning = false;
+                self.reasoning_closed(end);
             }
         } else if self.captured(roles.reasoning_open, unit).is_some() {
             // Open reasoning ends before the next opens (CF-6).
@@ -517,6 +541,7 @@ impl CustomMachine {
                 self.emitter.markup(end, out);
             }
             self.reasoning = false;
+            self.reasoning_closed(end);
         } else if self.captured(roles.block_open, unit).is_some() {
             // A block of calls opens: its body is what follows a call (CF-6).
             self.leave_reasoning(start, out);
@@ -529,7 +554,14 @@ impl CustomMachine {
 
     /// A call object follows the match over `start..end` (CF-16); in a block, the
     /// match is markup at once and ends open reasoning (CF-23).
-    fn begin_object(&mut self, start: usize, end: usize, block: bool, out: &mut Vec<Event>) {
+    fn begin_object(
+        &mut self,
+        start: usize,
+        end: usize,
+        block: bool,
+        marked: bool,
+        out: &mut Vec<Event>,
+    ) {
         if self.object.is_none() {
             return;
         }
@@ -538,7 +570,7 @@ impl CustomMachine {
             self.emitter.markup(end, out);
         }
         if let Some(object) = self.object.as_mut() {
-            object.begin(start, end, block);
+            object.begin(start, end, block, marked);
             self.mode = Mode::Object;
         }
     }
@@ -558,7 +590,7 @@ impl CustomMachine {
         }
         match probing {
             Probing::AfterCall => Some(false),
-            Probing::Prose | Probing::Start => {
+            Probing::Prose | Probing::Start | Probing::AnswerStart => {
                 let block = self.family.roles.block_open?;
                 self.machine
                     .captures()
@@ -599,9 +631,10 @@ impl CustomMachine {
         out: &mut Vec<Event>,
     ) {
         match probing {
-            Probing::Prose | Probing::Start | Probing::AfterCall => {
+            Probing::Prose | Probing::Start | Probing::AfterCall | Probing::AnswerStart => {
                 self.fallback = None;
-                self.marker(start, end, unit, out)
+                let marked = probing != Probing::AnswerStart;
+                self.marker(start, end, unit, marked, out)
             }
             Probing::CallBody | Probing::KeywordNext if self.keywords.is_some() => {
                 self.keyword_unit(probing, start, end, unit, out)
@@ -679,7 +712,11 @@ impl CustomMachine {
             Probing::ObjectEnd if self.captured(self.family.roles.call_open, unit).is_some() => {
                 // Another call object follows, in the same block (CF-23).
                 let block = self.object.as_ref().is_some_and(CallObject::in_block);
-                self.begin_object(start, end, block, out);
+                self.begin_object(start, end, block, true, out);
+            }
+            Probing::ObjectEnd if self.captured(self.family.roles.name, unit).is_some() => {
+                // A named call follows (CF-23 with the keywords encoding).
+                self.marker(start, end, unit, true, out);
             }
             Probing::Skip | Probing::ObjectEnd => {
                 self.emitter.markup(end, out);
@@ -707,8 +744,8 @@ impl CustomMachine {
             0
         };
         match probing {
-            Probing::Start => {
-                // Not a start: text is scanned from offset 0 (CF-30).
+            Probing::Start | Probing::AnswerStart => {
+                // Not a start: text is scanned from there (CF-28, CF-30).
                 self.pos = start;
                 self.mode = Mode::Prose;
             }
@@ -1004,6 +1041,9 @@ impl Machine for CustomMachine {
             } else if let Some(start) = &self.family.start {
                 // The start rule, once at offset 0 (CF-30).
                 self.start_rule(Probing::Start, start.rule, base);
+            } else if let Some(start) = &self.family.answer_start {
+                // The answer starts at offset 0 (CF-28).
+                self.start_rule(Probing::AnswerStart, start.rule, base);
             }
         }
         let bytes = pending.as_bytes();
@@ -1016,9 +1056,12 @@ impl Machine for CustomMachine {
                         continue;
                     };
                     let read = object.read(pending, base, eof, &mut self.emitter, out);
-                    if object.started() && self.family.calls_end_reasoning {
-                        // The call left the reasoning state (CF-11).
-                        self.reasoning = false;
+                    if object.started() {
+                        self.answered = true;
+                        if self.family.calls_end_reasoning {
+                            // The call left the reasoning state (CF-11).
+                            self.reasoning = false;
+                        }
                     }
                     let from = object.unit_start();
                     match read {
@@ -1104,7 +1147,8 @@ impl Machine for CustomMachine {
                             if matches!(
                                 probing,
                                 Probing::Prose | Probing::Start | Probing::CallBody
-                            ) =>
+                            ) || (probing == Probing::AnswerStart
+                                && self.captured(self.family.roles.call_open, unit).is_none()) =>
                         {
                             self.rejected(probing, start, false, pending, base, out)
                         }

@@ -40,7 +40,7 @@ use serde_json::Value;
 
 pub use description::{
     Arguments, CallObjectKeys, Captures, Description, EndInBlock, Entries, FamilyOption, Literals,
-    NameCleaning, ObjectValues, OptionValue, ReasoningMarkers,
+    NameCleaning, ObjectStart, ObjectStop, ObjectValues, OptionValue, ReasoningMarkers,
 };
 pub use machine::CustomMachine;
 pub use render::Render;
@@ -246,6 +246,8 @@ struct Variants {
 #[derive(Debug)]
 struct OptionVariants {
     name: String,
+    /// Whether its values are `true` and `false`, given as a JSON boolean (CF-34).
+    boolean: bool,
     default: usize,
     /// Per value: its name and the rules it replaces (description key, rule).
     values: Vec<(String, Vec<(String, RuleId)>)>,
@@ -272,7 +274,7 @@ impl Family {
         if description.include_json_grammar {
             text = format!("{text}\n{FIELD_JSON}");
         }
-        if let Some(Arguments::Keywords { literals }) = &description.arguments {
+        if let Some(Arguments::Keywords { literals, .. }) = &description.arguments {
             // The literal syntax's grammar (CF-27).
             let literal_grammar = match literals {
                 Literals::Python => PYTHON_CALL,
@@ -372,32 +374,42 @@ impl Family {
             }) => Some(entry(special)),
             _ => None,
         };
-        let object_keys = |name: &[String], arguments: &[String], id: &[String], values| {
-            crate::field::call_object::ObjectKeys {
-                name: name.to_vec(),
-                arguments: arguments.to_vec(),
-                id: id.to_vec(),
-                json: values == ObjectValues::Json,
-            }
-        };
         let call_object = match &description.arguments {
             Some(Arguments::JsonCallObject {
                 name_keys,
                 arguments_keys,
                 id_keys,
                 values,
-            }) => Some(object_keys(name_keys, arguments_keys, id_keys, *values)),
-            Some(Arguments::Json {
-                call_object: Some(keys),
-                ..
-            }) => Some(object_keys(
-                &keys.name_keys,
-                &keys.arguments_keys,
-                &keys.id_keys,
-                keys.values,
-            )),
+                starts,
+                stop,
+            }) => Some(CallObjectKeys {
+                name_keys: name_keys.clone(),
+                arguments_keys: arguments_keys.clone(),
+                id_keys: id_keys.clone(),
+                values: *values,
+                starts: *starts,
+                stop: *stop,
+            }),
+            Some(
+                Arguments::Json {
+                    call_object: Some(keys),
+                    ..
+                }
+                | Arguments::Keywords {
+                    call_object: Some(keys),
+                    ..
+                },
+            ) => Some(keys.clone()),
             _ => None,
-        };
+        }
+        .map(|keys| crate::field::call_object::ObjectKeys {
+            name: keys.name_keys,
+            arguments: keys.arguments_keys,
+            id: keys.id_keys,
+            json: keys.values == ObjectValues::Json,
+            needs_arguments: keys.starts == ObjectStart::NameAndArguments,
+            rescan: keys.stop == ObjectStop::Scanned,
+        });
         let wrapping = description.reasoning_markers.as_ref().map(|r| Wrapping {
             default: r.default.clone(),
             spelling: r.spelling,
@@ -409,6 +421,7 @@ impl Family {
             text: entry(&e.text),
             reasoning: entry(e.reasoning.as_deref().unwrap_or(&e.text)),
             start: e.start.as_deref().map(entry),
+            answer_start: e.answer_start.as_deref().map(entry),
             call_body: e.call_body.as_deref().map(entry),
             value_end: e.value_end.as_deref().map(entry),
             value_nested: e.value_nested.as_deref().map(entry),
@@ -429,7 +442,7 @@ impl Family {
             wrapping,
             value_types,
             keywords: match &description.arguments {
-                Some(Arguments::Keywords { literals }) => Some(*literals),
+                Some(Arguments::Keywords { literals, .. }) => Some(*literals),
                 _ => None,
             },
         };
@@ -438,6 +451,7 @@ impl Family {
             .iter()
             .map(|(name, option)| OptionVariants {
                 name: name.clone(),
+                boolean: option.is_boolean(),
                 default: option
                     .values
                     .get_index_of(&option.default)
@@ -547,6 +561,17 @@ impl Family {
                 start["default"] = self.compiled.start_in_reasoning.into();
             }
             for (name, option) in &self.description.options {
+                if option.is_boolean() {
+                    properties.insert(
+                        name.clone(),
+                        serde_json::json!({
+                            "type": "boolean",
+                            "description": option.description,
+                            "default": option.default == "true",
+                        }),
+                    );
+                    continue;
+                }
                 let values: Vec<Value> = option
                     .values
                     .iter()
@@ -624,10 +649,20 @@ impl Family {
                 )));
             };
             let option = &self.variants.options[at];
-            let value = given
-                .as_str()
-                .and_then(|v| option.values.iter().position(|(name, _)| name == v));
+            // A boolean option is given as a JSON boolean (CF-34).
+            let given_text = match given {
+                Value::Bool(b) if option.boolean => Some(if *b { "true" } else { "false" }),
+                Value::String(v) if !option.boolean => Some(v.as_str()),
+                _ => None,
+            };
+            let value =
+                given_text.and_then(|v| option.values.iter().position(|(name, _)| name == v));
             let Some(value) = value else {
+                if option.boolean {
+                    return Err(FamilyError::Options(format!(
+                        "option `{key}`: invalid type {given}, expected a boolean"
+                    )));
+                }
                 let values: Vec<String> = option
                     .values
                     .iter()
@@ -675,7 +710,8 @@ impl Family {
 
     /// Parses a whole document (the streaming machinery, fed once).
     pub fn parse(&self, input: &str, options: &Options) -> Result<Document, FamilyError> {
-        Ok(self.parse_events(input, options)?.0)
+        // Folded by value, piece by piece: no text is copied into the document.
+        Ok(crate::field::parse_owned(self.parser(options)?, input))
     }
 
     /// Whether the family renders (CF-26: its description has `render`, or an
@@ -947,6 +983,31 @@ mod tests {
         let schema = family.options_schema();
         assert_eq!(schema["properties"]["lists"]["default"], "on");
         assert_eq!(schema["properties"]["lists"]["oneOf"][1]["const"], "off");
+    }
+
+    #[test]
+    fn an_option_of_true_and_false_is_given_as_a_boolean() {
+        let family = crate::field::families::family("llama3-json").expect("built in");
+        let schema = family.options_schema();
+        assert_eq!(schema["properties"]["bare_json_calls"]["type"], "boolean");
+        assert_eq!(schema["properties"]["bare_json_calls"]["default"], true);
+        let with = |value: Value| -> Options {
+            serde_json::from_value(serde_json::json!({ "bare_json_calls": value })).unwrap()
+        };
+        let text = "{\"name\": \"f\", \"parameters\": {}}";
+        let off = family.parse(text, &with(false.into())).expect("a boolean");
+        assert!(matches!(&off.items[..], [Item::Text { .. }]), "{off:?}");
+        let on = family.parse(text, &with(true.into())).expect("a boolean");
+        assert!(matches!(&on.items[..], [Item::ToolCall { .. }]), "{on:?}");
+        for refused in [Value::from("false"), Value::from(0)] {
+            let message = family.machine(&with(refused.clone())).expect_err("refused");
+            assert_eq!(
+                message.to_string(),
+                format!(
+                    "family options: option `bare_json_calls`: invalid type {refused}, expected a boolean"
+                )
+            );
+        }
     }
 
     #[test]

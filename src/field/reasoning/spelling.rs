@@ -59,17 +59,6 @@ impl Spelling {
     }
 }
 
-/// The default of a field family's `reasoning_markers`: its own `<think>` (RS-11; mistral's
-/// is `bracket` and harmony's none).
-pub fn family_default() -> Vec<Spelling> {
-    vec![Spelling::Think]
-}
-
-/// The default of the `reasoning` dialect's `reasoning_markers`: all three (RS-2).
-pub fn all() -> Vec<Spelling> {
-    Spelling::ALL.to_vec()
-}
-
 /// The marker rules of grammar/reasoning.pest in a program that appends it.
 #[derive(Clone, Copy, Debug)]
 pub struct MarkerRules {
