@@ -30,6 +30,8 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("deepseek-dsml", &["deepseek-dsml", "reasoning"]),
     ("gigachat-gcml", &["gigachat-gcml", "reasoning"]),
     ("step3", &["step3", "reasoning"]),
+    ("hunyuan", &["hunyuan"]),
+    ("hunyuan-a13b", &["hunyuan-a13b", "field-json", "reasoning"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),
     ("kindaxml", &["kindaxml"]),

@@ -530,6 +530,25 @@ proptest! {
         let text = engine("step3").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("step3").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
+
+    #[test]
+    fn hunyuan_parses_a_rendered_turn_back(pieces in turn()) {
+        // Values typed by the tools' schemas, as glm's (HY-9, HY-16).
+        let doc = document(&pieces);
+        let tools = tools(&pieces);
+        prop_assume!(consistent(&pieces, &tools));
+        let options = field::custom::Options { tools: tools.tools, ..Default::default() };
+        let text = engine("hunyuan").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("hunyuan").parse(&text, &options).unwrap(), doc, "{:?}", text);
+    }
+
+    #[test]
+    fn hunyuan_a13b_parses_a_rendered_turn_back(pieces in turn()) {
+        // JSON call objects carry their own types (HY-21, HY-28).
+        let doc = document(&pieces);
+        let text = engine("hunyuan-a13b").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("hunyuan-a13b").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
+    }
 }
 
 /// `Session::feed_deltas` (what `idiolect stream FAMILY --deltas` prints): for
@@ -591,7 +610,7 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 12] = [
+    const TESTED: [&str; 14] = [
         "hermes",
         "qwen3-coder",
         "deepseek-v3",
@@ -604,6 +623,8 @@ fn every_rendering_family_has_a_round_trip_property() {
         "harmony",
         "mistral",
         "step3",
+        "hunyuan",
+        "hunyuan-a13b",
     ];
     for name in field::families::names() {
         if field::families::family(name).is_some_and(|f| f.renders()) {

@@ -84,6 +84,8 @@ pub const TABLE: &[Entry] = &[
     engine!("deepseek-dsml"),
     engine!("gigachat-gcml"),
     engine!("step3"),
+    engine!("hunyuan"),
+    engine!("hunyuan-a13b"),
 ];
 
 /// The names of the field families, in the table's order.

@@ -583,6 +583,12 @@ pub(super) mod tests {
         &["grammar/deepseek-dsml.pest", "grammar/reasoning.pest"],
         &["grammar/gigachat-gcml.pest", "grammar/reasoning.pest"],
         &["grammar/step3.pest", "grammar/reasoning.pest"],
+        &["grammar/hunyuan.pest"],
+        &[
+            "grammar/hunyuan-a13b.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
         &["src/machine/oracle_wide.pest"],
     ];
 

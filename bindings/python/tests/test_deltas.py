@@ -41,6 +41,8 @@ FAMILIES = [
     "deepseek-dsml",
     "gigachat-gcml",
     "step3",
+    "hunyuan",
+    "hunyuan-a13b",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
