@@ -30,6 +30,7 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("deepseek-dsml", &["deepseek-dsml", "reasoning"]),
     ("gigachat-gcml", &["gigachat-gcml", "reasoning"]),
     ("step3", &["step3", "reasoning"]),
+    ("kimi-k3", &["kimi-k3"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),
     ("kindaxml", &["kindaxml"]),

@@ -111,6 +111,7 @@ pub const TABLE: &[Entry] = &[
     engine!("deepseek-dsml"),
     engine!("gigachat-gcml"),
     engine!("step3"),
+    engine!("kimi-k3"),
 ];
 
 /// The names of the field families, in the table's order.

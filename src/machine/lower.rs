@@ -584,6 +584,7 @@ pub(super) mod tests {
         &["grammar/deepseek-dsml.pest", "grammar/reasoning.pest"],
         &["grammar/gigachat-gcml.pest", "grammar/reasoning.pest"],
         &["grammar/step3.pest", "grammar/reasoning.pest"],
+        &["grammar/kimi-k3.pest"],
         &["src/machine/oracle_wide.pest"],
     ];
 
