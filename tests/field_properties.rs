@@ -543,6 +543,19 @@ proptest! {
         let text = engine("step3").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("step3").parse(&text, &options).unwrap(), doc, "{:?}", text);
     }
+
+    #[test]
+    fn kimi_k3_parses_a_rendered_turn_back(pieces in turn()) {
+        // Kimi-K3's output starts in its think channel by default (K3-11); a
+        // rendered turn starts in answer text, and its arguments carry no `type`,
+        // so the schemas type them (K3-16).
+        let doc = document(&pieces);
+        let tools = tools(&pieces);
+        prop_assume!(consistent(&pieces, &tools));
+        let options = field::custom::Options { start_in_reasoning: Some(false), tools: tools.tools, ..Default::default() };
+        let text = engine("kimi-k3").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("kimi-k3").parse(&text, &options).unwrap(), doc, "{:?}", text);
+    }
 }
 
 /// `Session::feed_deltas` (what `idiolect stream FAMILY --deltas` prints): for
@@ -604,7 +617,7 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 12] = [
+    const TESTED: [&str; 13] = [
         "hermes",
         "qwen3-coder",
         "deepseek-v3",
@@ -617,6 +630,7 @@ fn every_rendering_family_has_a_round_trip_property() {
         "harmony",
         "mistral",
         "step3",
+        "kimi-k3",
     ];
     for name in field::families::names() {
         if field::families::family(name).is_some_and(|f| f.renders()) {

@@ -41,6 +41,7 @@ FAMILIES = [
     "deepseek-dsml",
     "gigachat-gcml",
     "step3",
+    "kimi-k3",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
