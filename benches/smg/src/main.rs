@@ -10,7 +10,7 @@
 //! (`mistral`), llama3-json (`llama`), pythonic (`pythonic`), kimi-k2 (`kimik2`),
 //! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
 //! minimax-m2 (`minimax_m2`), deepseek-dsml (`deepseek_v4`, on V4's
-//! `tool_calls` block), and step3 (`step3`); tool-parser 1.10.0 has no parser for harmony
+//! `tool_calls` block), step3 (`step3`) and kimi-k3 (`kimi_k3`); tool-parser 1.10.0 has no parser for harmony
 //! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
 //! arguments as JSON values for the agreement check happens after.
 //!
@@ -37,8 +37,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
 use tool_parser::parsers::{
-    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, KimiK2Parser, LlamaParser,
-    MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
+    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, KimiK2Parser,
+    KimiK3Parser, LlamaParser, MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
 };
 use tool_parser::{QwenParser, ToolParser};
 
@@ -73,9 +73,10 @@ enum Family {
     MinimaxM2,
     DeepseekDsml,
     Step3,
+    KimiK3,
 }
 
-const FAMILIES: [Family; 14] = [
+const FAMILIES: [Family; 15] = [
     Family::Hermes,
     Family::Qwen3Coder,
     Family::DeepseekV3,
@@ -90,6 +91,7 @@ const FAMILIES: [Family; 14] = [
     Family::MinimaxM2,
     Family::DeepseekDsml,
     Family::Step3,
+    Family::KimiK3,
 ];
 
 impl Family {
@@ -109,6 +111,7 @@ impl Family {
             Family::MinimaxM2 => "minimax-m2",
             Family::DeepseekDsml => "deepseek-dsml",
             Family::Step3 => "step3",
+            Family::KimiK3 => "kimi-k3",
         }
     }
 
@@ -184,6 +187,9 @@ impl Family {
                 "<｜tool_call_end｜>",
                 "<｜tool_sep｜>",
             ],
+            // XTML's three control tokens; the channel words and attributes
+            // between them are text.
+            Family::KimiK3 => &["<|open|>", "<|close|>", "<|sep|>"],
         }
     }
 
@@ -208,6 +214,7 @@ impl Family {
             Family::MinimaxM2 => Box::new(MinimaxM2Parser::new()), // minimax_m2
             Family::DeepseekDsml => Box::new(DeepSeekDsmlParser::v4()), // deepseek_v4
             Family::Step3 => Box::new(Step3Parser::new()),     // step3
+            Family::KimiK3 => Box::new(KimiK3Parser::new()),   // kimi_k3
         })
     }
 }
@@ -222,14 +229,14 @@ const PROSE: &str =
 /// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml) each call follows its own
 /// line of prose (harmony: its own commentary message). Where the family writes all of a turn's
 /// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
-/// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block, whose
-/// template writes a turn's calls in one) the prose comes first and the calls
+/// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block and
+/// kimi-k3's tools channel, whose templates write a turn's calls in one) the prose comes first and the calls
 /// follow in one group: smg's parsers for these read only the first group of a
 /// turn, so a group per call would let them skip most of the input.
 fn generate(family: Family, calls: usize) -> String {
     let grouped = matches!(
         family,
-        Family::Mistral | Family::Llama3Json | Family::Pythonic | Family::Step3
+        Family::Mistral | Family::Llama3Json | Family::Pythonic | Family::Step3 | Family::KimiK3
     );
     let mut out = String::new();
     if grouped {
@@ -240,6 +247,7 @@ fn generate(family: Family, calls: usize) -> String {
             Family::Mistral => "[TOOL_CALLS] [",
             Family::Llama3Json => "<|python_tag|>",
             Family::Step3 => "<｜tool_calls_begin｜>\n",
+            Family::KimiK3 => "<|open|>tools<|sep|>",
             _ => "[",
         });
     }
@@ -251,7 +259,7 @@ fn generate(family: Family, calls: usize) -> String {
         if grouped && i > 0 {
             out.push_str(match family {
                 Family::Llama3Json => "; ",
-                Family::Step3 => "",
+                Family::Step3 | Family::KimiK3 => "",
                 _ => ", ",
             });
         }
@@ -312,11 +320,16 @@ fn generate(family: Family, calls: usize) -> String {
             Family::Step3 => out.push_str(&format!(
                 "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"city\">{city}</steptml:parameter>\n<steptml:parameter name=\"days\">{days}</steptml:parameter>\n<steptml:parameter name=\"metric\">{metric}</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n"
             )),
+            Family::KimiK3 => out.push_str(&format!(
+                "<|open|>call tool=\"get_weather\" index=\"{n}\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>{city}<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"number\"<|sep|>{days}<|close|>argument<|sep|><|open|>argument key=\"metric\" type=\"boolean\"<|sep|>{metric}<|close|>argument<|sep|><|close|>call<|sep|>",
+                n = i + 1
+            )),
         }
     }
     match family {
         Family::Mistral | Family::Pythonic => out.push_str("]\n"),
         Family::Step3 => out.push_str("<｜tool_calls_end｜>\n"),
+        Family::KimiK3 => out.push_str("<|close|>tools<|sep|>\n"),
         Family::Llama3Json => return out,
         Family::Harmony => {
             out.push_str("<|start|>assistant<|channel|>final<|message|>That is all.<|return|>");
@@ -341,11 +354,11 @@ fn smg_tools() -> Vec<Tool> {
 }
 
 /// Our options as JSON: the tool's schema, as smg gets it (minimax-m2's and
-/// step3's output starts outside reasoning here: smg's tool parser reads no
+/// step3's and kimi-k3's output starts outside reasoning here: smg's tool parser reads no
 /// reasoning).
 fn our_options(family: Family) -> Value {
     let mut options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
-    if matches!(family, Family::MinimaxM2 | Family::Step3) {
+    if matches!(family, Family::MinimaxM2 | Family::Step3 | Family::KimiK3) {
         options["start_in_reasoning"] = json!(false);
     }
     options
