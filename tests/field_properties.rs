@@ -549,6 +549,19 @@ proptest! {
         let text = engine("hunyuan-a13b").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(engine("hunyuan-a13b").parse(&text, &Default::default()).unwrap(), doc, "{:?}", text);
     }
+
+    #[test]
+    fn kimi_k3_parses_a_rendered_turn_back(pieces in turn()) {
+        // Kimi-K3's output starts in its think channel by default (K3-11); a
+        // rendered turn starts in answer text, and its arguments carry no `type`,
+        // so the schemas type them (K3-16).
+        let doc = document(&pieces);
+        let tools = tools(&pieces);
+        prop_assume!(consistent(&pieces, &tools));
+        let options = field::custom::Options { start_in_reasoning: Some(false), tools: tools.tools, ..Default::default() };
+        let text = engine("kimi-k3").render_turn(&doc, &Default::default()).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(engine("kimi-k3").parse(&text, &options).unwrap(), doc, "{:?}", text);
+    }
 }
 
 /// `Session::feed_deltas` (what `idiolect stream FAMILY --deltas` prints): for
@@ -610,7 +623,7 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 14] = [
+    const TESTED: [&str; 15] = [
         "hermes",
         "qwen3-coder",
         "deepseek-v3",
@@ -625,6 +638,7 @@ fn every_rendering_family_has_a_round_trip_property() {
         "step3",
         "hunyuan",
         "hunyuan-a13b",
+        "kimi-k3",
     ];
     for name in field::families::names() {
         if field::families::family(name).is_some_and(|f| f.renders()) {

@@ -1,7 +1,7 @@
 //! Rendering from the description (CF-26): every field family of the table that
 //! renders writes the calls, results and turn of `tests/render/` as its spec's
 //! rendering rule says (HE-14, QC-17, D3-18, D31-10, MI-17, PY-16, KK-17, MM-15, GL-15, SO-21,
-//! S3-16, HY-16, HY-28, RS-10):
+//! S3-16, HY-16, HY-28, K3-16, RS-10):
 //! `tests/render/<family>.<what>.txt` is the text expected from
 //! `tests/render/<what>.json`. A family that renders has a file for each of its
 //! renderings; a rendering the family does not offer is refused.

@@ -86,6 +86,7 @@ pub const TABLE: &[Entry] = &[
     engine!("step3"),
     engine!("hunyuan"),
     engine!("hunyuan-a13b"),
+    engine!("kimi-k3"),
 ];
 
 /// The names of the field families, in the table's order.

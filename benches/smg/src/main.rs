@@ -10,8 +10,8 @@
 //! (`mistral`), llama3-json (`llama`), pythonic (`pythonic`), kimi-k2 (`kimik2`),
 //! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
 //! minimax-m2 (`minimax_m2`), deepseek-dsml (`deepseek_v4`, on V4's
-//! `tool_calls` block), step3 (`step3`) and hunyuan (`hy_v4`, on Hy4's suffixed
-//! tokens); tool-parser 1.10.0 has no parser for harmony
+//! `tool_calls` block), step3 (`step3`), hunyuan (`hy_v4`, on Hy4's suffixed
+//! tokens) and kimi-k3 (`kimi_k3`); tool-parser 1.10.0 has no parser for harmony
 //! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
 //! arguments as JSON values for the agreement check happens after.
 //!
@@ -39,7 +39,7 @@ use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
 use tool_parser::parsers::{
     DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, HyV4Parser, KimiK2Parser,
-    LlamaParser, MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
+    KimiK3Parser, LlamaParser, MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
 };
 use tool_parser::{QwenParser, ToolParser};
 
@@ -75,6 +75,7 @@ enum Family {
     DeepseekDsml,
     Step3,
     Hunyuan,
+    KimiK3,
 }
 
 const FAMILIES: [Family; 15] = [
@@ -93,6 +94,7 @@ const FAMILIES: [Family; 15] = [
     Family::DeepseekDsml,
     Family::Step3,
     Family::Hunyuan,
+    Family::KimiK3,
 ];
 
 impl Family {
@@ -113,6 +115,7 @@ impl Family {
             Family::DeepseekDsml => "deepseek-dsml",
             Family::Step3 => "step3",
             Family::Hunyuan => "hunyuan",
+            Family::KimiK3 => "kimi-k3",
         }
     }
 
@@ -198,6 +201,9 @@ impl Family {
                 "<arg_value:opensource>",
                 "</arg_value:opensource>",
             ],
+            // XTML's three control tokens; the channel words and attributes
+            // between them are text.
+            Family::KimiK3 => &["<|open|>", "<|close|>", "<|sep|>"],
         }
     }
 
@@ -223,6 +229,7 @@ impl Family {
             Family::DeepseekDsml => Box::new(DeepSeekDsmlParser::v4()), // deepseek_v4
             Family::Step3 => Box::new(Step3Parser::new()),     // step3
             Family::Hunyuan => Box::new(HyV4Parser::new()),    // hy_v4
+            Family::KimiK3 => Box::new(KimiK3Parser::new()),   // kimi_k3
         })
     }
 }
@@ -237,14 +244,14 @@ const PROSE: &str =
 /// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml, hunyuan) each call follows its own
 /// line of prose (harmony: its own commentary message). Where the family writes all of a turn's
 /// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
-/// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block, whose
-/// template writes a turn's calls in one) the prose comes first and the calls
+/// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block and
+/// kimi-k3's tools channel, whose templates write a turn's calls in one) the prose comes first and the calls
 /// follow in one group: smg's parsers for these read only the first group of a
 /// turn, so a group per call would let them skip most of the input.
 fn generate(family: Family, calls: usize) -> String {
     let grouped = matches!(
         family,
-        Family::Mistral | Family::Llama3Json | Family::Pythonic | Family::Step3
+        Family::Mistral | Family::Llama3Json | Family::Pythonic | Family::Step3 | Family::KimiK3
     );
     let mut out = String::new();
     if grouped {
@@ -255,6 +262,7 @@ fn generate(family: Family, calls: usize) -> String {
             Family::Mistral => "[TOOL_CALLS] [",
             Family::Llama3Json => "<|python_tag|>",
             Family::Step3 => "<｜tool_calls_begin｜>\n",
+            Family::KimiK3 => "<|open|>tools<|sep|>",
             _ => "[",
         });
     }
@@ -266,7 +274,7 @@ fn generate(family: Family, calls: usize) -> String {
         if grouped && i > 0 {
             out.push_str(match family {
                 Family::Llama3Json => "; ",
-                Family::Step3 => "",
+                Family::Step3 | Family::KimiK3 => "",
                 _ => ", ",
             });
         }
@@ -331,11 +339,16 @@ fn generate(family: Family, calls: usize) -> String {
             Family::Hunyuan => out.push_str(&format!(
                 "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>{city}</arg_value:opensource><arg_key:opensource>days</arg_key:opensource><arg_value:opensource>{days}</arg_value:opensource><arg_key:opensource>metric</arg_key:opensource><arg_value:opensource>{metric}</arg_value:opensource></tool_call:opensource></tool_calls:opensource>\n"
             )),
+            Family::KimiK3 => out.push_str(&format!(
+                "<|open|>call tool=\"get_weather\" index=\"{n}\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>{city}<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"number\"<|sep|>{days}<|close|>argument<|sep|><|open|>argument key=\"metric\" type=\"boolean\"<|sep|>{metric}<|close|>argument<|sep|><|close|>call<|sep|>",
+                n = i + 1
+            )),
         }
     }
     match family {
         Family::Mistral | Family::Pythonic => out.push_str("]\n"),
         Family::Step3 => out.push_str("<｜tool_calls_end｜>\n"),
+        Family::KimiK3 => out.push_str("<|close|>tools<|sep|>\n"),
         Family::Llama3Json => return out,
         Family::Harmony => {
             out.push_str("<|start|>assistant<|channel|>final<|message|>That is all.<|return|>");
@@ -360,11 +373,11 @@ fn smg_tools() -> Vec<Tool> {
 }
 
 /// Our options as JSON: the tool's schema, as smg gets it (minimax-m2's and
-/// step3's output starts outside reasoning here: smg's tool parser reads no
+/// step3's and kimi-k3's output starts outside reasoning here: smg's tool parser reads no
 /// reasoning).
 fn our_options(family: Family) -> Value {
     let mut options = json!({"tools": [{"name": "get_weather", "parameters": schema()}]});
-    if matches!(family, Family::MinimaxM2 | Family::Step3) {
+    if matches!(family, Family::MinimaxM2 | Family::Step3 | Family::KimiK3) {
         options["start_in_reasoning"] = json!(false);
     }
     options

@@ -43,6 +43,7 @@ FAMILIES = [
     "step3",
     "hunyuan",
     "hunyuan-a13b",
+    "kimi-k3",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
