@@ -111,6 +111,7 @@ pub const TABLE: &[Entry] = &[
     engine!("deepseek-dsml"),
     engine!("gigachat-gcml"),
     engine!("step3"),
+    engine!("gemma4"),
 ];
 
 /// The names of the field families, in the table's order.
