@@ -136,25 +136,13 @@ impl Reader<'_> {
         }
     }
 
-    /// A bare value: words separated by spaces (trailing spaces not included).
+    /// A bare value: one word.
     fn bare(&mut self) -> Option<&str> {
         let start = self.at;
-        let mut end = start;
-        loop {
-            let word = self.at;
-            while !self.ends_bare() {
-                self.at += self.rest().chars().next().map_or(1, char::len_utf8);
-            }
-            if self.at == word {
-                break;
-            }
-            end = self.at;
-            while self.peek() == Some(b' ') {
-                self.at += 1;
-            }
+        while !self.ends_bare() {
+            self.at += self.rest().chars().next().map_or(1, char::len_utf8);
         }
-        self.at = end;
-        (end > start).then(|| &self.text[start..end])
+        (self.at > start).then(|| &self.text[start..self.at])
     }
 
     /// A key: between quote tokens, or bare up to the `:`.
@@ -271,7 +259,8 @@ mod tests {
             Some("123456789012345678901234567890")
         );
         assert_eq!(gemma("None").as_deref(), Some("null"));
-        assert_eq!(gemma("New York").as_deref(), Some("\"New York\""));
+        assert_eq!(gemma("celsius").as_deref(), Some("\"celsius\""));
+        assert_eq!(gemma("New York"), None);
         assert_eq!(gemma("\"a\\\"b\"").as_deref(), Some("\"a\\\"b\""));
         assert_eq!(gemma("{a:b:c}").as_deref(), Some("{\"a\":\"b:c\"}"));
     }
