@@ -112,6 +112,7 @@ pub const TABLE: &[Entry] = &[
     engine!("gigachat-gcml"),
     engine!("step3"),
     engine!("gemma4"),
+    engine!("function-gemma"),
 ];
 
 /// The names of the field families, in the table's order.
