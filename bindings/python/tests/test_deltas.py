@@ -41,6 +41,8 @@ FAMILIES = [
     "deepseek-dsml",
     "gigachat-gcml",
     "step3",
+    "gemma4",
+    "function-gemma",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
