@@ -10,7 +10,7 @@
 //! (`mistral`), llama3-json (`llama`), pythonic (`pythonic`), kimi-k2 (`kimik2`),
 //! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
 //! minimax-m2 (`minimax_m2`), deepseek-dsml (`deepseek_v4`, on V4's
-//! `tool_calls` block), and step3 (`step3`); tool-parser 1.10.0 has no parser for harmony
+//! `tool_calls` block), step3 (`step3`) and gemma4 (`gemma4`); tool-parser 1.10.0 has no parser for harmony
 //! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
 //! arguments as JSON values for the agreement check happens after.
 //!
@@ -37,8 +37,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
 use tool_parser::parsers::{
-    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, KimiK2Parser, LlamaParser,
-    MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
+    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Gemma4Parser, Glm4MoeParser,
+    KimiK2Parser, LlamaParser, MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
 };
 use tool_parser::{QwenParser, ToolParser};
 
@@ -73,9 +73,10 @@ enum Family {
     MinimaxM2,
     DeepseekDsml,
     Step3,
+    Gemma4,
 }
 
-const FAMILIES: [Family; 14] = [
+const FAMILIES: [Family; 15] = [
     Family::Hermes,
     Family::Qwen3Coder,
     Family::DeepseekV3,
@@ -90,6 +91,7 @@ const FAMILIES: [Family; 14] = [
     Family::MinimaxM2,
     Family::DeepseekDsml,
     Family::Step3,
+    Family::Gemma4,
 ];
 
 impl Family {
@@ -109,6 +111,7 @@ impl Family {
             Family::MinimaxM2 => "minimax-m2",
             Family::DeepseekDsml => "deepseek-dsml",
             Family::Step3 => "step3",
+            Family::Gemma4 => "gemma4",
         }
     }
 
@@ -184,6 +187,7 @@ impl Family {
                 "<｜tool_call_end｜>",
                 "<｜tool_sep｜>",
             ],
+            Family::Gemma4 => &["<|tool_call>", "<tool_call|>", "<|\"|>"],
         }
     }
 
@@ -208,6 +212,7 @@ impl Family {
             Family::MinimaxM2 => Box::new(MinimaxM2Parser::new()), // minimax_m2
             Family::DeepseekDsml => Box::new(DeepSeekDsmlParser::v4()), // deepseek_v4
             Family::Step3 => Box::new(Step3Parser::new()),     // step3
+            Family::Gemma4 => Box::new(Gemma4Parser::new()),   // gemma4
         })
     }
 }
@@ -219,7 +224,7 @@ const PROSE: &str =
 /// markers; arguments hold a string with escapes, an integer and a boolean.
 ///
 /// Where the family writes calls one at a time (hermes, qwen3-coder, deepseek,
-/// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml) each call follows its own
+/// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml, gemma4) each call follows its own
 /// line of prose (harmony: its own commentary message). Where the family writes all of a turn's
 /// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
 /// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block, whose
@@ -308,6 +313,9 @@ fn generate(family: Family, calls: usize) -> String {
             )),
             Family::DeepseekDsml => out.push_str(&format!(
                 "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">{city}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">{days}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"metric\" string=\"false\">{metric}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n"
+            )),
+            Family::Gemma4 => out.push_str(&format!(
+                "<|tool_call>call:get_weather{{city:<|\"|>{city}<|\"|>,days:{days},metric:{metric}}}<tool_call|>\n"
             )),
             Family::Step3 => out.push_str(&format!(
                 "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"city\">{city}</steptml:parameter>\n<steptml:parameter name=\"days\">{days}</steptml:parameter>\n<steptml:parameter name=\"metric\">{metric}</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n"
