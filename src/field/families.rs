@@ -87,6 +87,8 @@ pub const TABLE: &[Entry] = &[
     engine!("hunyuan"),
     engine!("hunyuan-a13b"),
     engine!("kimi-k3"),
+    engine!("gemma4"),
+    engine!("function-gemma"),
 ];
 
 /// The names of the field families, in the table's order.

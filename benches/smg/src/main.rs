@@ -11,7 +11,7 @@
 //! glm in its 4.5/4.6 form (`glm45_moe`) and its 4.7/5 form (`glm47_moe`), and
 //! minimax-m2 (`minimax_m2`), deepseek-dsml (`deepseek_v4`, on V4's
 //! `tool_calls` block), step3 (`step3`), hunyuan (`hy_v4`, on Hy4's suffixed
-//! tokens) and kimi-k3 (`kimi_k3`); tool-parser 1.10.0 has no parser for harmony
+//! tokens), kimi-k3 (`kimi_k3`) and gemma4 (`gemma4`); tool-parser 1.10.0 has no parser for harmony
 //! (gpt-oss), whose row has idiolect alone. Only the parse is timed: reading the
 //! arguments as JSON values for the agreement check happens after.
 //!
@@ -38,8 +38,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tool_parser::parsers::qwen_xml::QwenXmlParser;
 use tool_parser::parsers::{
-    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Glm4MoeParser, HyV4Parser, KimiK2Parser,
-    KimiK3Parser, LlamaParser, MinimaxM2Parser, MistralParser, PythonicParser, Step3Parser,
+    DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Gemma4Parser, Glm4MoeParser, HyV4Parser,
+    KimiK2Parser, KimiK3Parser, LlamaParser, MinimaxM2Parser, MistralParser, PythonicParser,
+    Step3Parser,
 };
 use tool_parser::{QwenParser, ToolParser};
 
@@ -76,6 +77,7 @@ enum Family {
     Step3,
     Hunyuan,
     KimiK3,
+    Gemma4,
 }
 
 const FAMILIES: [Family; 15] = [
@@ -95,6 +97,7 @@ const FAMILIES: [Family; 15] = [
     Family::Step3,
     Family::Hunyuan,
     Family::KimiK3,
+    Family::Gemma4,
 ];
 
 impl Family {
@@ -116,6 +119,7 @@ impl Family {
             Family::Step3 => "step3",
             Family::Hunyuan => "hunyuan",
             Family::KimiK3 => "kimi-k3",
+            Family::Gemma4 => "gemma4",
         }
     }
 
@@ -204,6 +208,7 @@ impl Family {
             // XTML's three control tokens; the channel words and attributes
             // between them are text.
             Family::KimiK3 => &["<|open|>", "<|close|>", "<|sep|>"],
+            Family::Gemma4 => &["<|tool_call>", "<tool_call|>", "<|\"|>"],
         }
     }
 
@@ -230,6 +235,7 @@ impl Family {
             Family::Step3 => Box::new(Step3Parser::new()),     // step3
             Family::Hunyuan => Box::new(HyV4Parser::new()),    // hy_v4
             Family::KimiK3 => Box::new(KimiK3Parser::new()),   // kimi_k3
+            Family::Gemma4 => Box::new(Gemma4Parser::new()),   // gemma4
         })
     }
 }
@@ -241,7 +247,7 @@ const PROSE: &str =
 /// markers; arguments hold a string with escapes, an integer and a boolean.
 ///
 /// Where the family writes calls one at a time (hermes, qwen3-coder, deepseek,
-/// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml, hunyuan) each call follows its own
+/// harmony, kimi-k2, glm, minimax-m2, deepseek-dsml, hunyuan, gemma4) each call follows its own
 /// line of prose (harmony: its own commentary message). Where the family writes all of a turn's
 /// calls in one group (mistral's `[TOOL_CALLS]` array, llama3-json's
 /// `<|python_tag|>` calls joined by `;`, pythonic's list; step3's block and
@@ -331,6 +337,9 @@ fn generate(family: Family, calls: usize) -> String {
             )),
             Family::DeepseekDsml => out.push_str(&format!(
                 "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">{city}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">{days}</｜DSML｜parameter>\n<｜DSML｜parameter name=\"metric\" string=\"false\">{metric}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n"
+            )),
+            Family::Gemma4 => out.push_str(&format!(
+                "<|tool_call>call:get_weather{{city:<|\"|>{city}<|\"|>,days:{days},metric:{metric}}}<tool_call|>\n"
             )),
             Family::Step3 => out.push_str(&format!(
                 "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"city\">{city}</steptml:parameter>\n<steptml:parameter name=\"days\">{days}</steptml:parameter>\n<steptml:parameter name=\"metric\">{metric}</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n"

@@ -44,6 +44,8 @@ FAMILIES = [
     "hunyuan",
     "hunyuan-a13b",
     "kimi-k3",
+    "gemma4",
+    "function-gemma",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 

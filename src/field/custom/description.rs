@@ -307,6 +307,10 @@ pub enum Arguments {
         /// `captures.call_open` is followed by one (CF-23).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_object: Option<CallObjectKeys>,
+        /// The token that quotes strings (CF-38: required with `gemma`, refused
+        /// with `python`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quote: Option<String>,
     },
     /// Key/value parameters, typed by the tools' schemas (CF-9).
     Parameters {
@@ -377,6 +381,9 @@ pub enum Literals {
     /// Python's literals (spec/pythonic.md PY-6), grammar/python-call.pest's
     /// `py_value`.
     Python,
+    /// Gemma's literals (spec/gemma4.md G4-7, CF-38), grammar/gemma-call.pest's
+    /// `gm_value`, strings between the description's `quote` tokens.
+    Gemma,
 }
 
 /// How a call object's members are read (CF-24).
@@ -565,6 +572,20 @@ impl Description {
                 ]
             }
         };
+        if let Arguments::Keywords { literals, quote } = arguments {
+            // The quote token goes with the `gemma` literals alone (CF-38).
+            match (literals, quote.as_deref()) {
+                (Literals::Gemma, None | Some("")) => {
+                    return Err("missing key `arguments.quote` (a non-empty token, required with literals `gemma`)".to_string());
+                }
+                (Literals::Python, Some(_)) => {
+                    return Err(
+                        "key `arguments.quote` does not apply to literals `python`".to_string()
+                    );
+                }
+                _ => {}
+            }
+        }
         for key in required {
             if named.iter().any(|(k, r)| k == key && r.is_none()) {
                 return Err(format!(

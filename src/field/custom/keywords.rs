@@ -4,12 +4,44 @@
 //! each argument; this piece only converts and remembers the keys.
 
 use super::description::Literals;
-use super::literal;
+use super::{gemma_literal, literal};
+use crate::field::typing::SchemaTypes;
+use crate::field::Tool;
+
+/// The literal syntax a family's description chose (CF-27, CF-38), with the
+/// quote token of Gemma's.
+#[derive(Clone, Debug)]
+pub(crate) enum LiteralSyntax {
+    /// Python's literals.
+    Python,
+    /// Gemma's literals, strings between `quote` tokens.
+    Gemma {
+        /// The quote token.
+        quote: String,
+    },
+}
+
+impl LiteralSyntax {
+    /// The syntax of `literals` with the description's `quote` (checked by then:
+    /// present exactly with `gemma`).
+    pub(crate) fn new(literals: Literals, quote: Option<&str>) -> LiteralSyntax {
+        match literals {
+            Literals::Python => LiteralSyntax::Python,
+            Literals::Gemma => LiteralSyntax::Gemma {
+                quote: quote.unwrap_or_default().to_string(),
+            },
+        }
+    }
+}
 
 /// The keyword arguments of the open call.
 #[derive(Clone, Debug)]
 pub(crate) struct KeywordArguments {
-    literals: Literals,
+    literals: LiteralSyntax,
+    /// The tools' schemas (Gemma's bare values are typed by them, G4-9).
+    types: SchemaTypes,
+    /// The open call's tool among them.
+    tool: Option<usize>,
     /// The keys so far, in order.
     keys: Vec<String>,
     /// Whether a key repeats (the call is then incomplete).
@@ -18,26 +50,40 @@ pub(crate) struct KeywordArguments {
 
 impl KeywordArguments {
     /// The arguments of calls whose values are written in `literals`.
-    pub(crate) fn new(literals: Literals) -> KeywordArguments {
+    pub(crate) fn new(literals: LiteralSyntax, tools: &[Tool]) -> KeywordArguments {
+        let types = match literals {
+            LiteralSyntax::Python => SchemaTypes::new(&[]),
+            LiteralSyntax::Gemma { .. } => SchemaTypes::new(tools),
+        };
         KeywordArguments {
             literals,
+            types,
+            tool: None,
             keys: Vec::new(),
             repeated: false,
         }
     }
 
-    /// A call opens: no arguments yet.
-    pub(crate) fn open(&mut self) {
+    /// The call to `name` opens: no arguments yet.
+    pub(crate) fn open(&mut self, name: &str) {
         self.keys.clear();
         self.repeated = false;
+        self.tool = self.types.tool(name);
     }
 
     /// The delta of the argument `key` whose value is the literal `value`
     /// (`{"KEY":VALUE` first, `,"KEY":VALUE` next), or `None` when the value has no
     /// JSON form (the call is then malformed).
     pub(crate) fn argument(&mut self, key: String, value: &str) -> Option<String> {
-        let json = match self.literals {
-            Literals::Python => literal::to_json(value)?,
+        let json = match &self.literals {
+            LiteralSyntax::Python => literal::to_json(value)?,
+            LiteralSyntax::Gemma { quote } => {
+                let shape = self
+                    .types
+                    .param_at(self.tool, &key)
+                    .and_then(|at| self.types.shape(self.tool, at));
+                gemma_literal::to_json(value, quote, shape)?
+            }
         };
         let mut delta = String::with_capacity(key.len() + json.len() + 4);
         delta.push(if self.keys.is_empty() { '{' } else { ',' });
@@ -63,8 +109,8 @@ mod tests {
 
     #[test]
     fn arguments_are_written_as_compact_json_in_order() {
-        let mut args = KeywordArguments::new(Literals::Python);
-        args.open();
+        let mut args = KeywordArguments::new(LiteralSyntax::Python, &[]);
+        args.open("f");
         assert_eq!(
             args.argument("city".into(), "'Paris'").as_deref(),
             Some("{\"city\":\"Paris\"}").map(|s| &s[..s.len() - 1])
@@ -78,12 +124,12 @@ mod tests {
 
     #[test]
     fn a_repeated_key_makes_the_call_incomplete() {
-        let mut args = KeywordArguments::new(Literals::Python);
-        args.open();
+        let mut args = KeywordArguments::new(LiteralSyntax::Python, &[]);
+        args.open("f");
         args.argument("a".into(), "1");
         args.argument("a".into(), "2");
         assert_eq!(args.close(), ("}", false));
-        args.open();
+        args.open("f");
         assert_eq!(args.close(), ("{}", true));
     }
 
@@ -173,8 +219,8 @@ mod tests {
 
     #[test]
     fn a_value_without_json_form_is_refused() {
-        let mut args = KeywordArguments::new(Literals::Python);
-        args.open();
+        let mut args = KeywordArguments::new(LiteralSyntax::Python, &[]);
+        args.open("f");
         assert_eq!(args.argument("a".into(), "{[1]: 2}"), None);
     }
 }

@@ -13,8 +13,8 @@ use crate::field::{Emitter, Event, Tool};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
-use super::description::{Literals, NameCleaning};
-use super::keywords::KeywordArguments;
+use super::description::NameCleaning;
+use super::keywords::{KeywordArguments, LiteralSyntax};
 
 /// Nesting bound of the machine (pending calls and choices): deep JSON arguments
 /// are a syntax error where they reach it, never a native stack overflow.
@@ -134,7 +134,7 @@ pub(crate) struct Compiled {
     /// The value types written beside parameters' keys (CF-20).
     pub(crate) value_types: Option<super::value_type::ValueTypes>,
     /// Keywords encoding: the literal syntax of the values (CF-27).
-    pub(crate) keywords: Option<Literals>,
+    pub(crate) keywords: Option<LiteralSyntax>,
 }
 
 /// How a family reads the reasoning wrappers (CF-19).
@@ -342,7 +342,10 @@ impl CustomMachine {
             options.start_in_reasoning && wrappers.is_some() && !own,
             &options.spellings,
         );
-        let keywords = family.keywords.map(KeywordArguments::new);
+        let keywords = family
+            .keywords
+            .clone()
+            .map(|syntax| KeywordArguments::new(syntax, &options.tools));
         CustomMachine {
             family,
             start_in_reasoning: options.start_in_reasoning,
@@ -505,7 +508,7 @@ impl CustomMachine {
                 self.unit_start = end;
                 self.mode = Mode::BeforeArguments;
             } else if let Some(keywords) = self.keywords.as_mut() {
-                keywords.open();
+                keywords.open(&name);
                 self.start_probe(Probing::CallBody, end);
             } else {
                 self.values.call_open(&name);

@@ -26,6 +26,7 @@
 //! ```
 
 mod description;
+mod gemma_literal;
 mod keywords;
 pub(crate) mod literal;
 mod machine;
@@ -52,6 +53,7 @@ use crate::field::{Document, DocumentFolder, Event, Tool};
 use crate::fold::Fold;
 use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
+use keywords::LiteralSyntax;
 use machine::{Compiled, Entry, Roles, Settings, Wrapping};
 use render::Renderer;
 use value_type::ValueTypes;
@@ -274,10 +276,11 @@ impl Family {
         if description.include_json_grammar {
             text = format!("{text}\n{FIELD_JSON}");
         }
-        if let Some(Arguments::Keywords { literals, .. }) = &description.arguments {
-            // The literal syntax's grammar (CF-27).
+        if let Some(Arguments::Keywords { literals, quote, .. }) = &description.arguments {
+            // The literal syntax's grammar (CF-27, CF-38).
             let literal_grammar = match literals {
-                Literals::Python => PYTHON_CALL,
+                Literals::Python => PYTHON_CALL.to_string(),
+                Literals::Gemma => gemma_literal::grammar(quote.as_deref().unwrap_or_default()),
             };
             text = format!("{text}\n{literal_grammar}");
         }
@@ -442,7 +445,9 @@ impl Family {
             wrapping,
             value_types,
             keywords: match &description.arguments {
-                Some(Arguments::Keywords { literals, .. }) => Some(*literals),
+                Some(Arguments::Keywords { literals, quote, .. }) => {
+                    Some(LiteralSyntax::new(*literals, quote.as_deref()))
+                }
                 _ => None,
             },
         };
