@@ -572,7 +572,10 @@ impl Description {
                 ]
             }
         };
-        if let Arguments::Keywords { literals, quote } = arguments {
+        if let Arguments::Keywords {
+            literals, quote, ..
+        } = arguments
+        {
             // The quote token goes with the `gemma` literals alone (CF-38).
             match (literals, quote.as_deref()) {
                 (Literals::Gemma, None | Some("")) => {

@@ -276,7 +276,10 @@ impl Family {
         if description.include_json_grammar {
             text = format!("{text}\n{FIELD_JSON}");
         }
-        if let Some(Arguments::Keywords { literals, quote, .. }) = &description.arguments {
+        if let Some(Arguments::Keywords {
+            literals, quote, ..
+        }) = &description.arguments
+        {
             // The literal syntax's grammar (CF-27, CF-38).
             let literal_grammar = match literals {
                 Literals::Python => PYTHON_CALL.to_string(),
@@ -445,9 +448,9 @@ impl Family {
             wrapping,
             value_types,
             keywords: match &description.arguments {
-                Some(Arguments::Keywords { literals, quote, .. }) => {
-                    Some(LiteralSyntax::new(*literals, quote.as_deref()))
-                }
+                Some(Arguments::Keywords {
+                    literals, quote, ..
+                }) => Some(LiteralSyntax::new(*literals, quote.as_deref())),
                 _ => None,
             },
         };
