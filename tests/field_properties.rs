@@ -623,7 +623,8 @@ fn a_session_of_another_dialect_has_no_deltas_and_takes_no_input() {
 /// property above: a family gaining a `render` key gains a test here first.
 #[test]
 fn every_rendering_family_has_a_round_trip_property() {
-    const TESTED: [&str; 15] = [
+    const TESTED: [&str; 16] = [
+        "llama3-json",
         "hermes",
         "qwen3-coder",
         "deepseek-v3",

@@ -7,7 +7,6 @@
 //! each `feed` answers with at most one delta.
 
 use idiolect::field::{self, CompactString, Delta, DeltaMode, DeltaProjection, ToolCalls};
-use idiolect::fold::DialectMachine;
 use idiolect::Stream;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
