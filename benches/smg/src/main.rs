@@ -80,7 +80,7 @@ enum Family {
     Gemma4,
 }
 
-const FAMILIES: [Family; 15] = [
+const FAMILIES: [Family; 17] = [
     Family::Hermes,
     Family::Qwen3Coder,
     Family::DeepseekV3,
