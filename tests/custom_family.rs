@@ -28,7 +28,7 @@ fn beyond_custom_options(family: &Family, options: &serde_json::Value) -> Option
         .as_object()?
         .keys()
         .find(|k| match k.as_str() {
-            "start_in_reasoning" | "tools" => false,
+            "start_in_reasoning" | "tools" | "tool_choice" => false,
             "reasoning_markers" => !family.has_reasoning_markers(),
             other => !family.has_option(other),
         })

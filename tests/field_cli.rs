@@ -181,3 +181,63 @@ fn a_tool_whose_schema_recurses_through_its_properties_types_its_values() {
         json!("{\"root\":{\"children\":[]},\"n\":3}")
     );
 }
+
+#[test]
+fn a_tool_choice_no_request_can_have_is_an_options_error() {
+    for (choice, shown) in [
+        (r#""sometimes""#, r#""sometimes""#),
+        (
+            r#"{"type": "function", "function": {}}"#,
+            r#"{"type":"function","function":{}}"#,
+        ),
+        (
+            r#"{"type": "tool", "name": "f"}"#,
+            r#"{"type":"tool","name":"f"}"#,
+        ),
+        ("3", "3"),
+    ] {
+        let options: Value =
+            serde_json::from_str(&format!(r#"{{"tool_choice": {choice}}}"#)).expect("JSON");
+        let out = parse_with_options("qwen3-coder", &options, b"x");
+        assert_eq!(out.status.code(), Some(2), "{choice}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!(
+            "invalid qwen3-coder options: invalid value {shown} for `tool_choice`, expected \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"function\": {{\"name\": NAME}}}}"
+        );
+        assert!(stderr.contains(&expected), "{stderr}");
+    }
+}
+
+#[test]
+fn tool_choice_required_streams_the_payloads_calls_as_deltas() {
+    let path =
+        std::env::temp_dir().join(format!("idiolect-tool-choice-{}.json", std::process::id()));
+    std::fs::write(&path, r#"{"tool_choice": "required"}"#).expect("write options");
+    let out = run(
+        &["stream", "hermes", "--deltas", "--chunk-size", "3", "--options", path.to_str().expect("utf-8")],
+        b"<think>ok</think>[{\"name\": \"f\", \"parameters\": {\"a\": 1}}, {\"name\": \"g\", \"parameters\": {}}]",
+    );
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success());
+    let deltas = lines(&out.stdout);
+    let reasoning: String = deltas
+        .iter()
+        .filter_map(|d| d["reasoning"].as_str())
+        .collect();
+    assert_eq!(reasoning, "ok");
+    assert!(
+        deltas.iter().all(|d| d.get("content").is_none()),
+        "{deltas:?}"
+    );
+    let names: Vec<&str> = deltas
+        .iter()
+        .filter_map(|d| d["tool_calls"][0]["function"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["f", "g"]);
+    let first: String = deltas
+        .iter()
+        .filter(|d| d["tool_calls"][0]["index"] == 0)
+        .filter_map(|d| d["tool_calls"][0]["function"]["arguments"].as_str())
+        .collect();
+    assert_eq!(first, "{\"a\": 1}");
+}

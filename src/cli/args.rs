@@ -95,8 +95,14 @@ pub enum Command {
         #[command(flatten)]
         options: OptionArgs,
     },
-    /// List the dialects.
-    Dialects,
+    /// List the dialects, or say which field family reads a model's output.
+    Dialects {
+        /// A model's name as servers and hubs spell it (`Qwen/Qwen3-8B`): print the
+        /// family that reads its output and the options its chat template implies,
+        /// as one JSON object (spec/custom-family.md CF-35).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
     /// Run the conformance corpus, in-process or against another implementation.
     Conformance {
         /// Only this dialect's cases.

@@ -16,7 +16,25 @@ use idiolect::session::{Dialect, Session};
 /// Runs a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
-        Command::Dialects => {
+        Command::Dialects { model: Some(model) } => {
+            let found = idiolect::field::families::for_model(&model).ok_or_else(|| {
+                CliError::new(format!(
+                    "no field family is known for model {model:?}; `idiolect dialects` lists the families"
+                ))
+            })?;
+            let mut answer = serde_json::json!({
+                "model": model,
+                "family": found.family,
+                "pattern": found.pattern,
+                "options": found.options,
+            });
+            if let Some(note) = found.note {
+                answer["note"] = note.into();
+            }
+            write_stdout(format!("{answer}\n").as_bytes())?;
+            Ok(0)
+        }
+        Command::Dialects { model: None } => {
             let mut out = String::new();
             for d in idiolect::dialects() {
                 out.push_str(&format!("{:<16}{}\n", d.name, d.summary));

@@ -54,6 +54,9 @@ pub struct Rule {
     dialect: String,
     file: PathBuf,
     compiled: OnceLock<Result<Option<DataRule>, Reason>>,
+    /// The payload's rule, for a case whose `tool_choice` asks for one (FD-10c).
+    payload: PathBuf,
+    payload_compiled: OnceLock<Result<DataRule, Reason>>,
 }
 
 impl Rule {
@@ -63,6 +66,8 @@ impl Rule {
             dialect: dialect.to_string(),
             file: rule_file(root, dialect),
             compiled: OnceLock::new(),
+            payload: rule_file(root, "tool-choice"),
+            payload_compiled: OnceLock::new(),
         }
     }
 
@@ -92,6 +97,9 @@ impl Rule {
         }
         let dialect = self.dialect.as_str();
         let viable = match self.compiled()? {
+            Some(rule) if self.payload_asked(options) => {
+                rule.viable(options, before, held) || self.payload()?.viable(options, before, held)
+            }
             Some(rule) => rule.viable(options, before, held),
             None => match dialect {
                 "sections" => sections(options, held),
@@ -110,6 +118,30 @@ impl Rule {
                 String::from_utf8_lossy(held)
             ))
         }
+    }
+}
+
+impl Rule {
+    /// Whether the case's `tool_choice` makes the answer a JSON payload (FD-10c,
+    /// FD-10d): `"required"` or a function.
+    fn payload_asked(&self, options: &Value) -> bool {
+        match options.get("tool_choice") {
+            Some(Value::String(s)) => s == "required",
+            Some(Value::Object(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// The payload's rule, `tool-choice.viability.json` (compiled at first use).
+    fn payload(&self) -> Result<&DataRule, Reason> {
+        let compiled = self.payload_compiled.get_or_init(|| {
+            let shown = self.payload.display();
+            std::fs::read_to_string(&self.payload)
+                .map_err(|e| e.to_string())
+                .and_then(|text| DataRule::new("tool-choice", &text))
+                .map_err(|e| format!("{shown}: {e}"))
+        });
+        compiled.as_ref().map_err(Clone::clone)
     }
 }
 

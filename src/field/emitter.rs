@@ -32,6 +32,15 @@ impl Emitter {
         Self::default()
     }
 
+    /// An emitter whose events start at `offset`: the bytes before it are
+    /// another reader's.
+    pub fn at(offset: usize) -> Self {
+        Emitter {
+            covered: offset,
+            ..Self::default()
+        }
+    }
+
     /// How far the emitted spans reach.
     pub fn covered(&self) -> usize {
         self.covered

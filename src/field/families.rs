@@ -114,6 +114,57 @@ pub fn description(name: &str) -> Option<&'static Description> {
     }))
 }
 
+/// What the model table says of a model name (CF-35): the family that reads its
+/// output and the options its chat template implies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFamily {
+    /// The family's name, a dialect of the registry.
+    pub family: &'static str,
+    /// The pattern of the family's description that matched.
+    pub pattern: &'static str,
+    /// The family's options the model's template implies (may be empty).
+    pub options: &'static serde_json::Map<String, Value>,
+    /// What the options cannot say, where the description says it.
+    pub note: Option<&'static str>,
+}
+
+/// The family of the model called `name`, as servers and hubs spell it
+/// (`Qwen/Qwen3-Coder-30B-A3B-Instruct`), from the `models` of the families'
+/// descriptions (CF-35); `None` when no pattern matches: the model is not known.
+///
+/// ```
+/// let found = idiolect::field::families::for_model("deepseek-ai/DeepSeek-R1-0528").unwrap();
+/// assert_eq!(found.family, "deepseek-v3");
+/// assert_eq!(found.options["start_in_reasoning"], true);
+/// assert!(idiolect::field::families::for_model("my-own-model").is_none());
+/// ```
+pub fn for_model(name: &str) -> Option<ModelFamily> {
+    let lowered = name.trim().to_lowercase();
+    let last = lowered.rsplit('/').next().unwrap_or_default();
+    let mut best: Option<(usize, ModelFamily)> = None;
+    for entry in TABLE {
+        let Some(described) = description(entry.name) else {
+            continue;
+        };
+        for model in described.models.iter().filter(|m| m.matches(last)) {
+            if best
+                .as_ref()
+                .is_some_and(|(s, _)| *s >= model.specificity())
+            {
+                continue;
+            }
+            let found = ModelFamily {
+                family: entry.name,
+                pattern: &model.name,
+                options: &model.options,
+                note: model.note.as_deref(),
+            };
+            best = Some((model.specificity(), found));
+        }
+    }
+    best.map(|(_, found)| found)
+}
+
 /// The family called `name`, built at first use from its files (`None` for a name
 /// that is not a family of the table).
 pub fn family(name: &str) -> Option<&'static Family> {

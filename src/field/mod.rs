@@ -88,7 +88,7 @@ pub use document::{Document, DocumentFolder, Item};
 pub use emitter::Emitter;
 pub use event::Event;
 pub use input::Input;
-pub use options::{Options, Tool};
+pub use options::{Options, Tool, ToolChoice};
 pub use probe::MarkerProbe;
 pub use render_input::{CallSpec, ResultSpec};
 

@@ -46,6 +46,110 @@ impl<'de> Deserialize<'de> for Tool {
     }
 }
 
+/// What the request's `tool_choice` asked of the model (spec/field.md FD-10),
+/// given in JSON as the OpenAI request writes it: `"auto"` (the default),
+/// `"none"`, `"required"`, or a function by name (`{"type": "function",
+/// "function": {"name": NAME}}`, or the Responses API's `{"type": "function",
+/// "name": NAME}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The family's own reading (FD-10a).
+    #[default]
+    Auto,
+    /// Calls are dropped, their markup stays markup (FD-10b).
+    None,
+    /// After any reasoning, the answer is a JSON array of call objects (FD-10c).
+    Required,
+    /// After any reasoning, the answer is this tool's arguments object (FD-10d).
+    Function(String),
+}
+
+impl ToolChoice {
+    /// Whether it is the default, `"auto"`.
+    pub fn is_auto(&self) -> bool {
+        *self == ToolChoice::Auto
+    }
+
+    /// The choice of the JSON value `value`, or a message saying what is expected.
+    pub fn from_value(value: &Value) -> Result<ToolChoice, String> {
+        let function = |v: &Value| {
+            let named = v.get("name").and_then(Value::as_str).map(str::to_string);
+            named.ok_or(())
+        };
+        match value {
+            Value::String(s) if s == "auto" => return Ok(ToolChoice::Auto),
+            Value::String(s) if s == "none" => return Ok(ToolChoice::None),
+            Value::String(s) if s == "required" => return Ok(ToolChoice::Required),
+            Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("function") => {
+                let name = match o.get("function") {
+                    Some(inner) => function(inner),
+                    None => function(value),
+                };
+                if let Ok(name) = name {
+                    return Ok(ToolChoice::Function(name));
+                }
+            }
+            _ => {}
+        }
+        Err(format!(
+            "invalid value {value} for `tool_choice`, expected \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"function\": {{\"name\": NAME}}}}"
+        ))
+    }
+}
+
+impl Serialize for ToolChoice {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolChoice::Auto => "auto".serialize(serializer),
+            ToolChoice::None => "none".serialize(serializer),
+            ToolChoice::Required => "required".serialize(serializer),
+            ToolChoice::Function(name) => {
+                serde_json::json!({"type": "function", "function": {"name": name}})
+                    .serialize(serializer)
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolChoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        ToolChoice::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for ToolChoice {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolChoice".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "What the request's tool_choice asked (FD-10): \"auto\", \"none\", \"required\", or a function by name.",
+            "oneOf": [
+                {"enum": ["auto", "none", "required"]},
+                {
+                    "type": "object",
+                    "required": ["type", "function"],
+                    "properties": {
+                        "type": {"const": "function"},
+                        "function": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string"}}
+                        }
+                    }
+                },
+                {
+                    "type": "object",
+                    "required": ["type", "name"],
+                    "properties": {"type": {"const": "function"}, "name": {"type": "string"}}
+                }
+            ]
+        })
+    }
+}
+
 /// The options shared by every field family, as given in JSON.
 ///
 /// A family whose spec needs more (a tokenizer version, accepted marker spellings)
@@ -59,6 +163,9 @@ pub struct Options {
     pub start_in_reasoning: bool,
     /// The tools of the request, with their JSON Schemas.
     pub tools: Vec<Tool>,
+    /// What the request's `tool_choice` asked (FD-10; default `"auto"`).
+    #[serde(skip_serializing_if = "ToolChoice::is_auto")]
+    pub tool_choice: ToolChoice,
 }
 
 impl Options {

@@ -360,7 +360,7 @@ impl<'t> Literal<'t> {
 /// The compact JSON text of `text` read as a Python literal (PY-6), a dict or a
 /// list: `{'key': 'value', 'on': True}`.
 fn python_literal(text: &str) -> Option<String> {
-    let json = super::custom::literal::to_json(text)?;
+    let json = super::custom::literal::python::to_json(text)?;
     // The reader trusts its grammar; here nothing matched the text before, so the
     // JSON it wrote is checked.
     serde_json::from_str::<serde::de::IgnoredAny>(&json).ok()?;

@@ -177,6 +177,26 @@ fn dialects() -> Vec<&'static str> {
     idiolect::dialects().iter().map(|d| d.name).collect()
 }
 
+/// The field family that reads the output of the model called `model`, as
+/// servers and hubs spell it, with the options its chat template implies
+/// (spec/custom-family.md CF-35): a dict with `family`, `pattern`, `options` and,
+/// where the table has one, `note`; `None` when the model is not known.
+#[pyfunction]
+fn family_for_model<'py>(py: Python<'py>, model: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(found) = idiolect::field::families::for_model(model) else {
+        return Ok(None);
+    };
+    let mut answer = serde_json::json!({
+        "family": found.family,
+        "pattern": found.pattern,
+        "options": found.options,
+    });
+    if let Some(note) = found.note {
+        answer["note"] = note.into();
+    }
+    convert::from_json(py, answer.to_string().as_bytes()).map(Some)
+}
+
 /// The emptied arenas of CPython's object allocator kept for reuse
 /// (src/arenas.rs): how many and their total bytes, or `None` when the module
 /// installed no arena allocator. For the package's tests; not part of its API.
@@ -318,6 +338,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     arenas::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(dialects, m)?)?;
+    m.add_function(wrap_pyfunction!(family_for_model, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;

@@ -11,6 +11,23 @@ def test_dialects_lists_every_dialect_once():
     assert len(names) == len(set(names))
 
 
+def test_family_for_model_gives_the_family_and_the_templates_options():
+    found = idiolect.family_for_model("deepseek-ai/DeepSeek-R1-0528")
+    assert found == {
+        "family": "deepseek-v3",
+        "pattern": "deepseek-r1*",
+        "options": {"start_in_reasoning": True},
+    }
+    hybrid = idiolect.family_for_model("Qwen/Qwen3-8B")
+    assert hybrid is not None and hybrid["family"] == "hermes"
+    assert "enable_thinking" in hybrid["note"]
+    assert idiolect.family_for_model("acme/widget-7b") is None
+    # The answer's options are options the family takes.
+    assert idiolect.parse(found["family"], "plan</think>done", found["options"])["items"][0][
+        "type"
+    ] == "reasoning"
+
+
 def test_parse_takes_str_or_bytes_and_gives_the_same_document():
     text = "<think>plan</think>done"
     assert idiolect.parse("sections", text) == idiolect.parse("sections", text.encode())

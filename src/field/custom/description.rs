@@ -59,6 +59,78 @@ pub struct Description {
     /// type text means JSON (CF-20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub string_types: Option<Vec<String>>,
+    /// How the family reads the answer of a request whose `tool_choice` is
+    /// `"required"` or names a function (FD-10, CF-36).
+    #[serde(default, skip_serializing_if = "ConstrainedAnswer::is_payload")]
+    pub tool_choice: ConstrainedAnswer,
+    /// The models whose output the family reads, with the options their chat
+    /// templates imply (CF-35).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<Model>,
+}
+
+/// How a family reads a constrained answer (FD-10, CF-36).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstrainedAnswer {
+    /// After any reasoning, the answer is the JSON payload the server constrained
+    /// it to (FD-10c, FD-10d).
+    #[default]
+    Payload,
+    /// The server constrains the family's own call markup, which the family reads
+    /// as with `tool_choice` `"auto"` (FD-10e).
+    Markup,
+}
+
+impl ConstrainedAnswer {
+    /// Whether it is the default, `payload`.
+    pub fn is_payload(&self) -> bool {
+        *self == ConstrainedAnswer::Payload
+    }
+}
+
+/// Models whose output a family reads (CF-35).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The models' names: lower case, `*` for any run of characters, matched
+    /// against a name's last path segment.
+    pub name: String,
+    /// The family's options the models' chat templates imply.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// What the options cannot say (a per-request switch, a variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Model {
+    /// Whether the pattern matches all of `name` (already lowered and cut to its
+    /// last path segment, CF-35 step 1).
+    pub fn matches(&self, name: &str) -> bool {
+        let mut parts = self.name.split('*');
+        let first = parts.next().unwrap_or_default();
+        let Some(mut rest) = name.strip_prefix(first) else {
+            return false;
+        };
+        let parts: Vec<&str> = parts.collect();
+        let Some((last, middle)) = parts.split_last() else {
+            // No `*`: the whole name.
+            return rest.is_empty();
+        };
+        for part in middle {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+        rest.len() >= last.len() && rest.ends_with(last)
+    }
+
+    /// How specific the pattern is: its characters other than `*` (CF-35 step 3).
+    pub fn specificity(&self) -> usize {
+        self.name.chars().filter(|&c| c != '*').count()
+    }
 }
 
 /// An option of the family's own (CF-22): a string among `values`, each value

@@ -4,7 +4,7 @@
 //! each argument; this piece only converts and remembers the keys.
 
 use super::description::Literals;
-use super::{gemma_literal, literal};
+use super::literal;
 use crate::field::typing::SchemaTypes;
 use crate::field::Tool;
 
@@ -76,13 +76,13 @@ impl KeywordArguments {
     /// JSON form (the call is then malformed).
     pub(crate) fn argument(&mut self, key: String, value: &str) -> Option<String> {
         let json = match &self.literals {
-            LiteralSyntax::Python => literal::to_json(value)?,
+            LiteralSyntax::Python => literal::python::to_json(value)?,
             LiteralSyntax::Gemma { quote } => {
                 let shape = self
                     .types
                     .param_at(self.tool, &key)
                     .and_then(|at| self.types.shape(self.tool, at));
-                gemma_literal::to_json(value, quote, shape)?
+                literal::gemma::to_json(value, quote, shape)?
             }
         };
         let mut delta = String::with_capacity(key.len() + json.len() + 4);

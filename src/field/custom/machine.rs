@@ -9,16 +9,19 @@ use crate::field::json_arguments::{is_json_ws, ArgumentsReader, ObjectRead};
 use crate::field::parameter_values::{ParameterValues, Scan, ValueKind};
 use crate::field::reasoning::family::{FamilyWrappers, RepeatedOpener, WrapperMarker};
 use crate::field::reasoning::Spelling;
-use crate::field::{Emitter, Event, Tool};
+use crate::field::{Emitter, Event, Tool, ToolChoice};
 use crate::machine::{Outcome, ParsingMachine, Program, RuleId};
 use crate::reentry::Machine;
 
 use super::description::NameCleaning;
 use super::keywords::{KeywordArguments, LiteralSyntax};
+use choice::Choice;
 
 /// Nesting bound of the machine (pending calls and choices): deep JSON arguments
 /// are a syntax error where they reach it, never a native stack overflow.
 const DEPTH: usize = 1 << 16;
+
+mod choice;
 
 /// The bytes at which an entry rule can start a match, found by running the rule
 /// on each possible first byte (CF-10).
@@ -160,6 +163,8 @@ pub(crate) struct Settings {
     pub(crate) spellings: Vec<Spelling>,
     /// The chosen value of each option of the family's own (CF-22).
     pub(crate) choice: Vec<usize>,
+    /// What the request's `tool_choice` asked (FD-10).
+    pub(crate) tool_choice: ToolChoice,
 }
 
 /// A family machine's reasoning wrappers (CF-19): which spellings apply, and the
@@ -298,6 +303,9 @@ pub struct CustomMachine {
     fallback: Option<RuleId>,
     /// Whether answer text or a call came before: the answer has started (CF-28).
     answered: bool,
+    /// What the request's `tool_choice` asked, and where its reading stands
+    /// (FD-10).
+    choice: Choice,
 }
 
 fn char_len(text: &str, at: usize) -> usize {
@@ -367,7 +375,16 @@ impl CustomMachine {
             keywords,
             fallback: None,
             answered: false,
+            choice: Choice::new(&options.tool_choice, &options.tools),
         }
+    }
+
+    /// The machine, for a reader whose input starts at `offset`: the bytes before
+    /// it were read by another (a constrained answer's payload, FD-10c).
+    pub(crate) fn starting_at(mut self, offset: usize) -> CustomMachine {
+        self.pos = offset;
+        self.emitter = Emitter::at(offset);
+        self
     }
 
     /// The rule to run at a prose candidate whose byte is `byte` (CF-5; with
@@ -1014,6 +1031,18 @@ impl Machine for CustomMachine {
     }
 
     fn advance(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
+        if self.choice.is_auto() {
+            self.read(pending, base, eof, out)
+        } else {
+            self.read_chosen(pending, base, eof, out)
+        }
+    }
+}
+
+impl CustomMachine {
+    /// Decides as much of `pending` as the family's own reading can (FD-10a; the
+    /// rest of FD-10 is `read_chosen`'s).
+    fn read(&mut self, pending: &str, base: usize, eof: bool, out: &mut Vec<Event>) -> usize {
         if !self.first.decided() {
             // RS-6's opener at offset 0 (CF-19).
             let mut begun = None;
@@ -1146,12 +1175,19 @@ impl Machine for CustomMachine {
                         Outcome::NeedMore => break,
                         // An empty match starts nothing where the mode would come
                         // back to the same byte with the same rule (CF-6): no loop.
+                        // A start rule's empty match counts when a call starts
+                        // there (CF-28, CF-30).
                         Outcome::Matched { end: 0 }
-                            if matches!(
-                                probing,
-                                Probing::Prose | Probing::Start | Probing::CallBody
-                            ) || (probing == Probing::AnswerStart
-                                && self.captured(self.family.roles.call_open, unit).is_none()) =>
+                            if matches!(probing, Probing::Prose | Probing::CallBody)
+                                || (probing == Probing::AnswerStart
+                                    && self
+                                        .captured(self.family.roles.call_open, unit)
+                                        .is_none())
+                                || (probing == Probing::Start
+                                    && self
+                                        .captured(self.family.roles.call_open, unit)
+                                        .is_none()
+                                    && self.captured(self.family.roles.name, unit).is_none()) =>
                         {
                             self.rejected(probing, start, false, pending, base, out)
                         }

@@ -26,7 +26,6 @@
 //! ```
 
 mod description;
-mod gemma_literal;
 mod keywords;
 pub(crate) mod literal;
 mod machine;
@@ -40,8 +39,9 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 pub use description::{
-    Arguments, CallObjectKeys, Captures, Description, EndInBlock, Entries, FamilyOption, Literals,
-    NameCleaning, ObjectStart, ObjectStop, ObjectValues, OptionValue, ReasoningMarkers,
+    Arguments, CallObjectKeys, Captures, ConstrainedAnswer, Description, EndInBlock, Entries,
+    FamilyOption, Literals, Model, NameCleaning, ObjectStart, ObjectStop, ObjectValues,
+    OptionValue, ReasoningMarkers,
 };
 pub use machine::CustomMachine;
 pub use render::Render;
@@ -49,7 +49,7 @@ pub use render::Render;
 use crate::field::grammars::{FIELD_JSON, PYTHON_CALL, REASONING};
 use crate::field::reasoning::Spelling;
 use crate::field::render_input::{CallSpec, ResultSpec};
-use crate::field::{Document, DocumentFolder, Event, Tool};
+use crate::field::{Document, DocumentFolder, Event, Tool, ToolChoice};
 use crate::fold::Fold;
 use crate::machine::{compile_capturing, CompileError, Program, RuleId};
 use crate::reentry::Stream;
@@ -74,6 +74,9 @@ pub struct Options {
     pub start_in_reasoning: Option<bool>,
     /// The tools of the request, with their JSON Schemas.
     pub tools: Vec<Tool>,
+    /// What the request's `tool_choice` asked (FD-10; default `"auto"`).
+    #[serde(skip_serializing_if = "ToolChoice::is_auto")]
+    pub tool_choice: ToolChoice,
     /// The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`;
     /// empty for none (default: the description's).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,6 +101,9 @@ struct OptionsSchema {
     /// The tools of the request, with their JSON Schemas.
     #[serde(default)]
     tools: Vec<Tool>,
+    /// What the request's `tool_choice` asked (FD-10).
+    #[serde(default)]
+    tool_choice: ToolChoice,
     /// The accepted reasoning wrappers (RS-11): `think`, `bracket`, `triangle`;
     /// empty for none.
     #[serde(default)]
@@ -110,6 +116,7 @@ impl From<crate::field::Options> for Options {
         Options {
             start_in_reasoning: Some(options.start_in_reasoning),
             tools: options.tools,
+            tool_choice: options.tool_choice,
             reasoning_markers: None,
             family: IndexMap::new(),
         }
@@ -283,7 +290,7 @@ impl Family {
             // The literal syntax's grammar (CF-27, CF-38).
             let literal_grammar = match literals {
                 Literals::Python => PYTHON_CALL.to_string(),
-                Literals::Gemma => gemma_literal::grammar(quote.as_deref().unwrap_or_default()),
+                Literals::Gemma => literal::gemma::grammar(quote.as_deref().unwrap_or_default()),
             };
             text = format!("{text}\n{literal_grammar}");
         }
@@ -500,7 +507,7 @@ impl Family {
                 }
             }
         }
-        Ok(Family {
+        let family = Family {
             description,
             compiled,
             renderer,
@@ -509,7 +516,19 @@ impl Family {
                 options,
                 built: Mutex::default(),
             }),
-        })
+        };
+        // The options a model implies are the family's options (CF-35).
+        for (n, model) in family.description.models.iter().enumerate() {
+            serde_json::from_value(Value::Object(model.options.clone()))
+                .map_err(|e| e.to_string())
+                .and_then(|options| match family.settings(&options) {
+                    Ok(_) => Ok(()),
+                    Err(FamilyError::Options(message)) => Err(message),
+                    Err(other) => Err(other.to_string()),
+                })
+                .map_err(|e| FamilyError::Description(format!("key `models[{n}].options`: {e}")))?;
+        }
+        Ok(family)
     }
 
     /// The family compiled for `choice` (one value index per option of its own,
@@ -699,6 +718,16 @@ impl Family {
             tools: options.tools.clone(),
             spellings,
             choice,
+            tool_choice: match &options.tool_choice {
+                // A family whose constrained answer keeps its markup reads it as
+                // `auto` does (FD-10e).
+                ToolChoice::Required | ToolChoice::Function(_)
+                    if self.description.tool_choice == ConstrainedAnswer::Markup =>
+                {
+                    ToolChoice::Auto
+                }
+                given => given.clone(),
+            },
         })
     }
 
@@ -805,6 +834,36 @@ impl Family {
         events.iter().for_each(|e| folder.push(e));
         Ok((folder.into_document(), events))
     }
+}
+
+/// The reader of a constrained answer's payload (spec/field.md FD-10c, FD-10d),
+/// from offset `at` of the output: grammar/tool-choice.pest with the description
+/// of `"required"`'s array of calls or of a named function's arguments, built at
+/// first use; `tools` type the calls.
+pub(crate) fn payload_machine(named: bool, tools: Vec<Tool>, at: usize) -> CustomMachine {
+    const GRAMMAR: &str = include_str!("../../../grammar/tool-choice.pest");
+    static REQUIRED: OnceLock<Family> = OnceLock::new();
+    static NAMED: OnceLock<Family> = OnceLock::new();
+    let (cell, description) = if named {
+        (
+            &NAMED,
+            include_str!("../../../grammar/tool-choice-named.family.json"),
+        )
+    } else {
+        (
+            &REQUIRED,
+            include_str!("../../../grammar/tool-choice-required.family.json"),
+        )
+    };
+    let family = cell.get_or_init(|| {
+        Family::new(GRAMMAR, description)
+            .unwrap_or_else(|e| panic!("grammar/tool-choice.pest builds (tested): {e}"))
+    });
+    let settings = Settings {
+        tools,
+        ..Settings::default()
+    };
+    CustomMachine::new(family.compiled.clone(), &settings).starting_at(at)
 }
 
 #[cfg(test)]

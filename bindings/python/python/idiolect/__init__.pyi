@@ -37,6 +37,12 @@ class RenderError(ValueError):
 def dialects() -> list[str]:
     """The names of the dialects this build knows, in a stable order."""
 
+def family_for_model(model: str) -> dict[str, _JSON] | None:
+    """The field family that reads the output of the model called `model` (as
+    servers and hubs spell it, `"Qwen/Qwen3-8B"`), with the options its chat
+    template implies: `{"family", "pattern", "options", "note"?}`; `None` when the
+    model is not known."""
+
 def parse(
     dialect: str,
     text: str | bytes,
