@@ -32,6 +32,7 @@ const GRAMMARS: &[(&str, &[&str])] = &[
     ("step3", &["step3", "reasoning"]),
     ("hunyuan", &["hunyuan"]),
     ("hunyuan-a13b", &["hunyuan-a13b", "field-json", "reasoning"]),
+    ("granite", &["granite", "field-json", "reasoning"]),
     ("kimi-k3", &["kimi-k3"]),
     ("anthropic-xml", &["anthropic-xml", "common"]),
     ("sections", &["sections", "common"]),

@@ -89,6 +89,7 @@ pub const TABLE: &[Entry] = &[
     engine!("kimi-k3"),
     engine!("gemma4"),
     engine!("function-gemma"),
+    engine!("granite"),
 ];
 
 /// The names of the field families, in the table's order.

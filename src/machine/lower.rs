@@ -589,6 +589,11 @@ pub(super) mod tests {
             "grammar/field-json.pest",
             "grammar/reasoning.pest",
         ],
+        &[
+            "grammar/granite.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
         &["grammar/kimi-k3.pest"],
         &["src/machine/oracle_wide.pest"],
     ];

@@ -46,6 +46,7 @@ FAMILIES = [
     "kimi-k3",
     "gemma4",
     "function-gemma",
+    "granite",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
