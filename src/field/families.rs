@@ -90,6 +90,11 @@ pub const TABLE: &[Entry] = &[
     engine!("gemma4"),
     engine!("function-gemma"),
     engine!("granite"),
+    engine!("cohere"),
+    engine!("jamba", "hunyuan-a13b"),
+    engine!("internlm"),
+    engine!("nemotron"),
+    engine!("apertus"),
 ];
 
 /// The names of the field families, in the table's order.

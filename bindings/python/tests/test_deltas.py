@@ -47,6 +47,11 @@ FAMILIES = [
     "gemma4",
     "function-gemma",
     "granite",
+    "cohere",
+    "jamba",
+    "internlm",
+    "nemotron",
+    "apertus",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 
