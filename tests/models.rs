@@ -89,6 +89,15 @@ const MODELS: &[(&str, &str, &str)] = &[
     ("tencent/Hunyuan-A13B-Instruct", "hunyuan-a13b", "{}"),
     ("google/gemma-4-31b-it", "gemma4", "{}"),
     ("google/functiongemma-270m-it", "function-gemma", "{}"),
+    ("ibm-granite/granite-3.3-8b-instruct", "granite", "{}"),
+    ("ibm-granite/granite-20b-functioncalling", "granite", r#"{"variant": "20b-fc"}"#),
+    ("CohereLabs/c4ai-command-r7b-12-2024", "cohere", "{}"),
+    ("CohereLabs/command-a-reasoning-08-2025", "cohere", "{}"),
+    ("ai21labs/AI21-Jamba-Mini-1.6", "jamba", "{}"),
+    ("internlm/internlm2_5-7b-chat", "internlm", "{}"),
+    ("nvidia/Llama-3.3-Nemotron-Super-49B-v1.5", "nemotron", "{}"),
+    ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nemotron", "{}"),
+    ("swiss-ai/Apertus-8B-Instruct-2509", "apertus", "{}"),
 ];
 
 #[test]

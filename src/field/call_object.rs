@@ -83,6 +83,9 @@ pub struct ObjectKeys {
     /// The character that stops an object without a call is scanned again rather
     /// than prose (CF-33).
     pub rescan: bool,
+    /// The first member names the call: its key is the tool's name and its value
+    /// the arguments (CF-39); the key lists are not consulted.
+    pub name_is_key: bool,
 }
 
 /// Which unit of the object is being read.
@@ -185,6 +188,10 @@ pub struct CallObject {
     name: Option<String>,
     /// With id keys: the id, read before the call started.
     id: Option<String>,
+    /// With `name_is_key` (CF-39): whether the first key was read, and the name it
+    /// gives until the call starts at its value's first byte.
+    first_key_read: bool,
+    key_name: Option<String>,
     /// Whether the object is in a block (CF-23).
     block: bool,
     /// Whether markup opened the object: at the end of input, an object that
@@ -222,6 +229,8 @@ impl CallObject {
             held_from: None,
             name: None,
             id: None,
+            first_key_read: false,
+            key_name: None,
             block: false,
             marked: true,
         }
@@ -245,6 +254,8 @@ impl CallObject {
         self.held_from = None;
         self.name = None;
         self.id = None;
+        self.first_key_read = false;
+        self.key_name = None;
         self.block = block;
         self.run(Step::Key, self.rules().object_open, at);
     }
@@ -288,6 +299,20 @@ impl CallObject {
         let bad = self.run_start + to - 1;
         let key = json_string(&unit[from..to]).ok_or(bad)?;
         let key = key.as_ref();
+        if self.keys.name_is_key {
+            // CF-39: the first key, when not empty, names the call and its value
+            // is the arguments; every other member is ignored.
+            self.key = Value::Other;
+            if !self.first_key_read {
+                self.first_key_read = true;
+                if !key.is_empty() {
+                    self.key_name = Some(key.to_owned());
+                    self.key = Value::ArgumentsHeld;
+                }
+            }
+            self.key_checked = true;
+            return Ok(());
+        }
         self.key = if self.keys.name.iter().any(|k| k == key) {
             Value::Name
         } else if self.keys.id.iter().any(|k| k == key) {
@@ -388,6 +413,10 @@ impl CallObject {
                     }
                     // `at` is the value's first byte (the key's unit ended there).
                     self.held_from = None;
+                    if let Some(name) = self.key_name.take() {
+                        // Named by its key: the call starts at its value (CF-39).
+                        self.start(name, at, emitter, out);
+                    }
                     if self.keys.needs_arguments
                         && self.key == Value::ArgumentsHeld
                         && !self.arguments_seen

@@ -89,6 +89,12 @@ pub const TABLE: &[Entry] = &[
     engine!("kimi-k3"),
     engine!("gemma4"),
     engine!("function-gemma"),
+    engine!("granite"),
+    engine!("cohere"),
+    engine!("jamba", "hunyuan-a13b"),
+    engine!("internlm"),
+    engine!("nemotron"),
+    engine!("apertus"),
 ];
 
 /// The names of the field families, in the table's order.

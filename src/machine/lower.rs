@@ -589,6 +589,23 @@ pub(super) mod tests {
             "grammar/field-json.pest",
             "grammar/reasoning.pest",
         ],
+        &[
+            "grammar/granite.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &["grammar/cohere.pest", "grammar/field-json.pest"],
+        &[
+            "grammar/internlm.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &[
+            "grammar/nemotron.pest",
+            "grammar/field-json.pest",
+            "grammar/reasoning.pest",
+        ],
+        &["grammar/apertus.pest", "grammar/field-json.pest"],
         &["grammar/kimi-k3.pest"],
         &["src/machine/oracle_wide.pest"],
     ];

@@ -46,6 +46,12 @@ FAMILIES = [
     "kimi-k3",
     "gemma4",
     "function-gemma",
+    "granite",
+    "cohere",
+    "jamba",
+    "internlm",
+    "nemotron",
+    "apertus",
 ]
 CASES = [case for case in load_cases() if case.dialect in FAMILIES]
 

@@ -95,7 +95,8 @@ def test_a_non_field_dialect_is_the_cli_message():
     families = (
         "hermes, qwen3-coder, deepseek-v3, deepseek-v3.1, harmony, mistral, "
         "llama3-json, pythonic, reasoning, kimi-k2, minimax-m2, glm, seed-oss, "
-        "deepseek-dsml, gigachat-gcml, step3, hunyuan, hunyuan-a13b, kimi-k3, gemma4, function-gemma"
+        "deepseek-dsml, gigachat-gcml, step3, hunyuan, hunyuan-a13b, kimi-k3, gemma4, "
+        "function-gemma, granite, cohere, jamba, internlm, nemotron, apertus"
     )
     assert str(raised.value) == f'--deltas needs a field family ({families}), not "sections"'
     with pytest.raises(ValueError, match="needs a field family"):

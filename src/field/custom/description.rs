@@ -430,6 +430,9 @@ pub enum ObjectStart {
     /// When both its name and its arguments member are known: an object without
     /// arguments is no call (llama3-json's LJ-6).
     NameAndArguments,
+    /// When the value of its first member begins: that member's key is the name
+    /// and its value the arguments (CF-39, Apertus).
+    Key,
 }
 
 /// What the character that cannot continue an object is, when no call started

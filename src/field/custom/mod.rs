@@ -422,6 +422,7 @@ impl Family {
             json: keys.values == ObjectValues::Json,
             needs_arguments: keys.starts == ObjectStart::NameAndArguments,
             rescan: keys.stop == ObjectStop::Scanned,
+            name_is_key: keys.starts == ObjectStart::Key,
         });
         let wrapping = description.reasoning_markers.as_ref().map(|r| Wrapping {
             default: r.default.clone(),
