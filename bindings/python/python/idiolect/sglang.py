@@ -26,7 +26,7 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from idiolect import parse, reasoning_markers
+from idiolect import call_markers, call_structure, parse, reasoning_markers
 from idiolect._servers import (
     PREFIX,
     ReasoningSplit,
@@ -50,6 +50,7 @@ _PATHS = {
     "BaseFormatDetector": ("sglang.srt.function_call.base_format_detector",),
     "StreamingParseResult": ("sglang.srt.function_call.core_types",),
     "ToolCallItem": ("sglang.srt.function_call.core_types",),
+    "StructureInfo": ("sglang.srt.function_call.core_types",),
     "FunctionCallParser": ("sglang.srt.function_call.function_call_parser",),
     "BaseReasoningFormatDetector": (
         "sglang.srt.parser.reasoning_parser",
@@ -124,6 +125,10 @@ class IdiolectDetector:
         # Whether the text holds any of the family's markup: a call, whole or
         # cut, or markers that are no call. SGLang returns the text as it is
         # when this is false and no call was parsed, so markup must say true.
+        # A call marker (SV-10) says so at once; otherwise the grammar decides
+        # (a stray closer, a family without markers).
+        if any(marker in text for marker in call_markers(self.family)):
+            return True
         plain = [{"type": "text", "text": text}] if text else []
         return parse(self.family, text, _AS_TEXT)["items"] != plain
 
@@ -170,13 +175,26 @@ class IdiolectDetector:
         return self._result(stream.finish())
 
     def supports_structural_tag(self) -> bool:
-        # idiolect has no marker list of the family to build the tag from yet.
-        return False
+        # Only where the family's call structure exists (SV-11): JSON arguments
+        # between a begin that names the tool and an end.
+        return call_structure(self.family, "f") is not None
 
     def structure_info(self) -> Any:
-        raise NotImplementedError(
-            f"idiolect-{self.family} builds no structural tag (supports_structural_tag is False)"
-        )
+        """SGLang's `_GetInfoFunc`: the tool's name -> `StructureInfo(begin, end,
+        trigger)` (SV-11), for a structural tag that constrains the arguments."""
+        if not self.supports_structural_tag():
+            raise NotImplementedError(
+                f"idiolect-{self.family} builds no structural tag (supports_structural_tag is False)"
+            )
+        family, make = self.family, self._api.StructureInfo
+
+        def info(name: str) -> Any:
+            structure = call_structure(family, name)
+            if structure is None:  # the family has one for every name or none
+                raise NotImplementedError(f"idiolect-{family} builds no structural tag")
+            return make(**structure)
+
+        return info
 
 
 class IdiolectReasoningDetector:
