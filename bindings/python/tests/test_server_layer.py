@@ -124,3 +124,16 @@ def test_every_structure_begins_with_its_trigger_and_wraps_a_parsed_call():
         message = idiolect.server_message(family, text)
         calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]]
         assert calls == [("get_weather", '{"city": "Paris"}')], family
+
+
+def test_every_family_plugs_into_sglang_even_without_reasoning_markers():
+    # A family without reasoning markers has no `reasoning_markers` option: the
+    # detector must not pass one (seed-oss, hunyuan, kimi-k3, gemma4, ... refuse it).
+    api = sglang_api()
+    idiolect.sglang.register(api)
+    for family in families():
+        detector = api.FunctionCallParser.ToolCallParserEnum[f"idiolect-{family}"]()
+        assert not detector.has_tool_call("hi"), family
+        assert detector.detect_and_parse("hi", []).normal_text == "hi", family
+        streamed = detector.parse_streaming_increment("hi", []).normal_text
+        assert streamed + detector.finish([]).normal_text == "hi", family

@@ -106,7 +106,12 @@ def _declared(tools: Any) -> list[str] | None:
 
 # The tool detector reads reasoning markers as text and starts outside reasoning:
 # SGLang's reasoning parser has run before it.
-_AS_TEXT = {"reasoning_markers": [], "start_in_reasoning": False}
+# A family without reasoning markers has no such option and refuses it.
+def _as_text(family: str) -> dict[str, Any]:
+    options: dict[str, Any] = {"start_in_reasoning": False}
+    if reasoning_markers(family):
+        options["reasoning_markers"] = []
+    return options
 
 
 class IdiolectDetector:
@@ -130,11 +135,11 @@ class IdiolectDetector:
         if any(marker in text for marker in call_markers(self.family)):
             return True
         plain = [{"type": "text", "text": text}] if text else []
-        return parse(self.family, text, _AS_TEXT)["items"] != plain
+        return parse(self.family, text, _as_text(self.family))["items"] != plain
 
     def detect_and_parse(self, text: str, tools: Any) -> Any:
         names = _declared(tools)
-        message = server_message(self.family, text, _AS_TEXT, tools, names=names)
+        message = server_message(self.family, text, _as_text(self.family), tools, names=names)
         positions = {name: i for i, name in enumerate(map(_tool_name, tools or ()))}
         calls = [
             self._api.ToolCallItem(
@@ -165,7 +170,7 @@ class IdiolectDetector:
     def parse_streaming_increment(self, new_text: str, tools: Any) -> Any:
         stream = self._stream
         if stream is None:
-            stream = self._stream = ServerStream(self.family, _AS_TEXT, tools, names=_declared(tools))
+            stream = self._stream = ServerStream(self.family, _as_text(self.family), tools, names=_declared(tools))
         return self._result(stream.feed(new_text))
 
     def finish(self, tools: Any) -> Any:
