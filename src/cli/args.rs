@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Turn what language models write into structured JSON, as it streams.
 #[derive(Parser, Debug)]
@@ -31,6 +31,13 @@ pub enum Command {
         /// Print the JSON on one line.
         #[arg(long)]
         compact: bool,
+        /// What to print: `document` (the lossless document), or for a field family
+        /// `message`, the one-shot message an inference server returns
+        /// (spec/servers.md: complete calls only, with ids, formatting left out).
+        #[arg(long, value_enum, default_value_t = Output::Document)]
+        output: Output,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Print events as NDJSON, one line per event, as soon as each is decided.
     Stream {
@@ -47,13 +54,25 @@ pub enum Command {
         #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
         chunk_size: u64,
         /// For a field family (hermes, qwen3-coder, ...): print OpenAI chat-completion
-        /// deltas instead of events, argument fragments as they arrive.
-        #[arg(long)]
-        deltas: bool,
-        /// With --deltas: release each tool call whole when it completes; incomplete
-        /// calls never appear.
+        /// deltas instead of events. `live` (the default): every call as it streams,
+        /// argument fragments as they arrive; `whole-calls`: each call in one delta
+        /// when it ends complete; `server`: one delta per chunk read, as an inference
+        /// server sends it (spec/servers.md: calls only with an object of arguments,
+        /// at most one call a delta, formatting left out, ids).
+        #[arg(
+            long,
+            value_enum,
+            value_name = "MODE",
+            num_args = 0..=1,
+            require_equals = true,
+            default_missing_value = "live"
+        )]
+        deltas: Option<Deltas>,
+        /// The same as --deltas=whole-calls.
         #[arg(long, requires = "deltas")]
         whole_calls: bool,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Parse many documents: JSON Lines records (or files), one JSON line out per
     /// record, in input order, on every core.
@@ -157,4 +176,47 @@ pub struct OptionArgs {
     /// transcript: scan a continuation for this stop sequence (repeatable).
     #[arg(long = "stop", value_name = "S")]
     pub stops: Vec<String>,
+}
+
+/// What `parse` prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// The lossless document.
+    #[default]
+    Document,
+    /// A field family's one-shot server message (spec/servers.md, SV-9).
+    Message,
+}
+
+/// How `stream --deltas` projects a field family's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Deltas {
+    /// Every event's delta, argument fragments as they arrive.
+    Live,
+    /// Each call in one delta when it ends complete.
+    WholeCalls,
+    /// One delta per chunk read, under the server rules (spec/servers.md).
+    Server,
+}
+
+/// The server rules' choices, for `parse --output=message` and
+/// `stream --deltas=server` (spec/servers.md).
+#[derive(Args, Debug, Default)]
+pub struct ServerArgs {
+    /// Ids of calls whose markup writes none (the model's own always wins):
+    /// `model` (none, null), `random` (call_ and 24 letters and digits), `vllm`
+    /// (chatcmpl-tool- and 32 hex digits), `sequence` (call_0, call_1, ...).
+    #[arg(long, value_name = "STYLE", value_parser = clap::builder::PossibleValuesParser::new(idiolect::field::server::CallIds::NAMES))]
+    pub ids: Option<String>,
+    /// A tool the request declares (repeatable): calls to other tools are dropped,
+    /// as SGLang does. Without it every call is kept.
+    #[arg(long = "declared-tool", value_name = "NAME")]
+    pub declared_tools: Vec<String>,
+}
+
+impl ServerArgs {
+    /// Whether any server rule was chosen.
+    pub fn given(&self) -> bool {
+        self.ids.is_some() || !self.declared_tools.is_empty()
+    }
 }

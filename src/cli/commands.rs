@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use std::path::PathBuf;
 
-use super::args::{Cli, Command, FamilyArgs, OptionArgs};
+use super::args::{Cli, Command, Deltas, FamilyArgs, OptionArgs, Output};
 use super::input::{build_options, plain, Source};
 use super::CliError;
 use idiolect::field::custom::{Family, FamilyError};
@@ -49,8 +49,26 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             options,
             spans,
             compact,
+            output,
+            server,
         } => {
             let (target, file) = target(dialect, file, &family)?;
+            if output == Output::Message {
+                let (family, options) = server_family(&target, &options, "--output=message")?;
+                let rules = super::server::options(&server);
+                return super::server::message(
+                    family,
+                    &options,
+                    &rules,
+                    Source::from_arg(file),
+                    compact,
+                );
+            }
+            if server.given() {
+                return Err(CliError::new(
+                    "--ids and --declared-tool need --output=message",
+                ));
+            }
             let session = match &target {
                 Target::Dialect(name) => open(name, &options, spans)?.1,
                 Target::Custom(family) => open_custom(family, &options, spans)?,
@@ -70,11 +88,37 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             chunk_size,
             deltas,
             whole_calls,
+            server,
         } => {
             let (target, file) = target(dialect, file, &family)?;
+            let deltas = match (deltas, whole_calls) {
+                (Some(Deltas::Server), true) => {
+                    return Err(CliError::new(
+                        "--whole-calls is --deltas=whole-calls, not --deltas=server",
+                    ))
+                }
+                (Some(_), true) => Some(Deltas::WholeCalls),
+                (deltas, _) => deltas,
+            };
+            if deltas == Some(Deltas::Server) {
+                let (family, options) = server_family(&target, &options, "--deltas")?;
+                let rules = super::server::options(&server);
+                return super::server::stream(
+                    family,
+                    &options,
+                    rules,
+                    Source::from_arg(file),
+                    chunk_size as usize,
+                );
+            }
+            if server.given() {
+                return Err(CliError::new(
+                    "--ids and --declared-tool need --deltas=server",
+                ));
+            }
             let mut session = match &target {
                 Target::Dialect(dialect) => {
-                    if deltas && !idiolect::field::is_family(dialect) {
+                    if deltas.is_some() && !idiolect::field::is_family(dialect) {
                         return Err(CliError::new(format!(
                             "--deltas needs a field family ({}), not {dialect:?}",
                             idiolect::field::families::names()
@@ -88,8 +132,8 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
             };
             // Only the events are printed: no document, so memory stays flat.
             session.stop_folding();
-            let projection = deltas.then(|| {
-                idiolect::field::DeltaProjection::new(if whole_calls {
+            let projection = deltas.map(|deltas| {
+                idiolect::field::DeltaProjection::new(if deltas == Deltas::WholeCalls {
                     idiolect::field::DeltaMode::WholeCalls
                 } else {
                     idiolect::field::DeltaMode::Live
@@ -203,6 +247,40 @@ fn find(name: &str) -> Result<&'static Dialect, CliError> {
     })
 }
 
+/// The field family `target` names (or defines) and its options, for the server
+/// layer; `flag` names the option that needs a field family in the message.
+fn server_family<'a>(
+    target: &'a Target,
+    args: &OptionArgs,
+    flag: &str,
+) -> Result<(&'a Family, idiolect::field::custom::Options), CliError> {
+    let family = match target {
+        Target::Dialect(name) => {
+            let found = find(name)?;
+            let family = idiolect::field::families::family(found.name).ok_or_else(|| {
+                CliError::new(format!(
+                    "{flag} needs a field family ({}), not {name:?}",
+                    idiolect::field::families::names()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            // Refuse bad options with the dialect's message, as `parse` does.
+            open(found.name, args, false)?;
+            family
+        }
+        Target::Custom(family) => family.as_ref(),
+    };
+    let name = match target {
+        Target::Dialect(name) => name.as_str(),
+        Target::Custom(_) => "custom",
+    };
+    let options = family
+        .options(&build_options(name, args)?)
+        .map_err(|e| CliError::new(e.to_string()))?;
+    Ok((family, options))
+}
+
 /// Renders the JSON read from stdin (`idiolect render`).
 type Renderer = dyn Fn(&Value) -> Result<String, String>;
 
@@ -279,7 +357,7 @@ fn warn_replacements(session: &dyn Session) {
 }
 
 /// Writes to stdout; a closed stdout ends the program quietly (exit 0).
-fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+pub(super) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
         .and_then(|_| out.flush())
@@ -296,7 +374,11 @@ pub fn stdout_error(e: std::io::Error) -> CliError {
 }
 
 /// Reads bytes into `buf`; `Ok(0)` at end of input.
-fn read_some(reader: &mut dyn Read, buf: &mut [u8], source: &Source) -> Result<usize, CliError> {
+pub(super) fn read_some(
+    reader: &mut dyn Read,
+    buf: &mut [u8],
+    source: &Source,
+) -> Result<usize, CliError> {
     loop {
         match reader.read(buf) {
             Ok(n) => return Ok(n),

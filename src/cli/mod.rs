@@ -10,6 +10,7 @@ mod batch;
 mod commands;
 mod conformance;
 mod input;
+mod server;
 
 use clap::Parser as _;
 

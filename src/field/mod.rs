@@ -75,6 +75,8 @@ mod probe;
 pub mod pythonic;
 pub mod reasoning;
 pub mod render_input;
+pub mod server;
+pub mod server_markers;
 pub mod typing;
 
 /// The string type of event and delta texts, names and ids (short ones inline).

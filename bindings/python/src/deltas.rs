@@ -19,7 +19,7 @@ use crate::typed::{field_family, FieldFamily};
 use crate::{open, options_value, text_bytes, OptionsError};
 
 /// A field family's stream of events, whatever its machine.
-trait FieldStream: Send + Sync {
+pub(crate) trait FieldStream: Send + Sync {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<field::Event>);
     fn finish(&mut self, out: &mut Vec<field::Event>);
 }
@@ -59,7 +59,7 @@ impl FieldFamily for StreamOf<'_> {
 }
 
 /// The event stream of family `name` (checked to be one) with `options`.
-fn family_stream(name: &str, options: &Value) -> PyResult<Box<dyn FieldStream>> {
+pub(crate) fn family_stream(name: &str, options: &Value) -> PyResult<Box<dyn FieldStream>> {
     field_family(name, StreamOf(options)).unwrap_or_else(|| {
         Err(PyValueError::new_err(format!(
             "the {name} family has no delta stream in this build"

@@ -33,6 +33,7 @@ mod deltas;
 mod direct;
 mod parser;
 mod pyser;
+mod server;
 mod typed;
 
 use convert::{to_value, type_name};
@@ -234,10 +235,47 @@ fn one_document<'a>(
     Ok((typed::runner(found, &options), options, bytes))
 }
 
+/// [`whole`] for every text, on `threads` threads (each parsing one contiguous
+/// share of the texts), in the order of `texts`.
+fn whole_many(
+    dialect: &Dialect,
+    options: &Value,
+    spans: bool,
+    texts: &[&[u8]],
+    threads: usize,
+) -> Result<Vec<Vec<u8>>, String> {
+    let share = texts.len().div_ceil(threads.max(1)).max(1);
+    let shares: Vec<Result<Vec<Vec<u8>>, String>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = texts
+            .chunks(share)
+            .map(|share| {
+                scope.spawn(move || {
+                    share
+                        .iter()
+                        .map(|text| whole(dialect, options, spans, text))
+                        .collect()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a parsing thread does not panic"))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(texts.len());
+    for share in shares {
+        out.extend(share?);
+    }
+    Ok(out)
+}
+
 /// Parses many documents with the GIL released; returns the documents in the
-/// order of `texts`.
+/// order of `texts`: as dicts (`output="python"`), or as compact JSON strings
+/// (`output="json"`), which Arrow-based pipelines (Ray Data, Spark, Polars) keep
+/// as one string column instead of merging every document's shape into one struct
+/// type.
 #[pyfunction]
-#[pyo3(signature = (dialect, texts, options=None, threads=None, *, spans=false))]
+#[pyo3(signature = (dialect, texts, options=None, threads=None, *, spans=false, output="python"))]
 fn parse_many<'py>(
     py: Python<'py>,
     dialect: &str,
@@ -245,7 +283,13 @@ fn parse_many<'py>(
     options: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     spans: bool,
+    output: &str,
 ) -> PyResult<Bound<'py, PyList>> {
+    if !matches!(output, "python" | "json") {
+        return Err(PyValueError::new_err(format!(
+            "output must be \"python\" or \"json\", not {output:?}"
+        )));
+    }
     let found = find(dialect)?;
     let options = options_value(options)?;
     drop(open(found, &options, spans)?);
@@ -264,6 +308,20 @@ fn parse_many<'py>(
     let mut slices = Vec::with_capacity(objects.len());
     for (i, obj) in objects.iter().enumerate() {
         slices.push(text_of(obj, &format!("texts[{i}]"))?);
+    }
+    if output == "json" {
+        let count = match threads {
+            typed::Threads::Exactly(n) => n,
+            typed::Threads::All => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let texts: Vec<&[u8]> = slices.iter().map(|t| t.bytes()).collect();
+        let documents = py
+            .detach(|| whole_many(found, &options, spans, &texts, count))
+            .map_err(PyValueError::new_err)?;
+        let strings = documents
+            .into_iter()
+            .map(|d| String::from_utf8(d).expect("the document's JSON is UTF-8"));
+        return PyList::new(py, strings);
     }
     let documents =
         typed::runner(found, &options).parse_many(py, &options, spans, &slices, threads)?;
@@ -343,10 +401,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(reasoning_markers, m)?)?;
+    m.add_function(wrap_pyfunction!(server::server_message, m)?)?;
+    m.add_function(wrap_pyfunction!(server::call_markers, m)?)?;
+    m.add_function(wrap_pyfunction!(server::call_structure, m)?)?;
     m.add_function(wrap_pyfunction!(_kept_arenas, m)?)?;
     m.add("KEEP_ARENA_BYTES", arenas::KEEP_BYTES)?;
     m.add_class::<parser::Parser>()?;
     m.add_class::<deltas::ChatDeltas>()?;
+    m.add_class::<server::ServerDeltas>()?;
     m.add("UnknownDialectError", py.get_type::<UnknownDialectError>())?;
     m.add("OptionsError", py.get_type::<OptionsError>())?;
     m.add("RenderError", py.get_type::<RenderError>())?;

@@ -48,7 +48,10 @@ def declared_tools(case, doc=None) -> list[dict[str, Any]]:
 
 
 def document(case, **options) -> dict[str, Any]:
-    """The case's document with `options` over its own."""
+    """The case's document with `options` over its own (`reasoning_markers` only
+    for a family that has them: the others refuse the option)."""
+    if not idiolect.reasoning_markers(case.dialect):
+        options.pop("reasoning_markers", None)
     return idiolect.parse(case.dialect, case.input, {**(case.options or {}), **options})
 
 

@@ -14,17 +14,22 @@ from idiolect._native import (
     OptionsError,
     Parser,
     RenderError,
+    ServerDeltas,
     UnknownDialectError,
     __version__,
+    call_markers,
+    call_structure,
     dialects,
     family_for_model,
     parse,
     parse_many,
     reasoning_markers,
     render,
+    server_message,
 )
 
 __all__ = [
+    "CallStructure",
     "ChatDeltas",
     "Delta",
     "FunctionDelta",
@@ -32,14 +37,18 @@ __all__ = [
     "Parser",
     "ToolCallDelta",
     "RenderError",
+    "ServerDeltas",
     "UnknownDialectError",
     "__version__",
+    "call_markers",
+    "call_structure",
     "dialects",
     "family_for_model",
     "parse",
     "parse_many",
     "reasoning_markers",
     "render",
+    "server_message",
 ]
 
 
@@ -71,3 +80,12 @@ class Delta(TypedDict, total=False):
     content: str
     reasoning: str
     tool_calls: list[ToolCallDelta]
+
+
+class CallStructure(TypedDict):
+    """The text around one call's arguments, for constrained decoding (SV-11), as
+    `call_structure` returns it."""
+
+    begin: str
+    end: str
+    trigger: str

@@ -1,9 +1,10 @@
 """Type stubs of the idiolect package (checked against the module by mypy's stubtest in CI)."""
 
 from collections.abc import Iterable
-from typing import Any, Final, TypeAlias, TypedDict, final
+from typing import Any, Final, Literal, TypeAlias, TypedDict, final, overload
 
 __all__ = [
+    "CallStructure",
     "ChatDeltas",
     "Delta",
     "FunctionDelta",
@@ -11,13 +12,17 @@ __all__ = [
     "Parser",
     "ToolCallDelta",
     "RenderError",
+    "ServerDeltas",
     "UnknownDialectError",
     "__version__",
+    "call_markers",
+    "call_structure",
     "dialects",
     "parse",
     "parse_many",
     "reasoning_markers",
     "render",
+    "server_message",
 ]
 
 __version__: Final[str]
@@ -52,6 +57,7 @@ def parse(
 ) -> dict[str, _JSON]:
     """Parses one whole document and returns it (the parse runs without the GIL)."""
 
+@overload
 def parse_many(
     dialect: str,
     texts: Iterable[str | bytes],
@@ -59,10 +65,22 @@ def parse_many(
     threads: int | None = None,
     *,
     spans: bool = False,
-) -> list[dict[str, _JSON]]:
+    output: Literal["python"] = "python",
+) -> list[dict[str, _JSON]]: ...
+@overload
+def parse_many(
+    dialect: str,
+    texts: Iterable[str | bytes],
+    options: dict[str, _JSON] | None = None,
+    threads: int | None = None,
+    *,
+    spans: bool = False,
+    output: Literal["json"],
+) -> list[str]:
     """Parses many documents on `threads` threads in all, the calling thread among
     them (default: every core), parsing without the GIL; returns the documents in the
-    order of `texts`."""
+    order of `texts`: as dicts, or with `output="json"` as compact JSON strings (one
+    Arrow string column in Ray Data, Spark or Polars, whatever the documents' shapes)."""
 
 def reasoning_markers(
     family: str,
@@ -165,3 +183,60 @@ class ChatDeltas:
     @property
     def whole_calls(self) -> bool:
         """Whether calls are released whole (`whole_calls=True`)."""
+
+@final
+class ServerDeltas:
+    """A field family's output as the deltas an inference server sends
+    (spec/servers.md, SV-1 to SV-8): one delta per fed chunk at most, at most one
+    call in each but the last, calls only with an object of arguments, whitespace
+    next to calls left out. `names` drops calls to other tools; `ids` is how calls
+    without the model's own id get one: "model" (None), "random", "vllm" or
+    "sequence". Usable from any thread, one call at a time."""
+
+    def __new__(
+        cls,
+        dialect: str,
+        options: dict[str, _JSON] | None = None,
+        names: list[str] | None = None,
+        ids: str = "model",
+    ) -> ServerDeltas: ...
+    def feed(self, chunk: str | bytes) -> Delta | None:
+        """Feeds a chunk (`str` or `bytes`); returns the delta it decided, or None."""
+    def finish(self) -> Delta | None:
+        """Ends the output; returns the last delta (everything still held), or None."""
+    @property
+    def calls(self) -> int:
+        """How many calls were announced so far."""
+    @property
+    def finished(self) -> bool:
+        """Whether `finish` was called."""
+    @property
+    def dialect(self) -> str:
+        """The family's name."""
+
+def server_message(
+    dialect: str,
+    text: str | bytes,
+    options: dict[str, _JSON] | None = None,
+    names: list[str] | None = None,
+    ids: str = "model",
+) -> dict[str, _JSON]:
+    """The one-shot message of a whole output of field family `dialect`
+    (spec/servers.md, SV-9): `content` and `reasoning` (None when empty) and
+    `tool_calls` (complete calls only, each `{"id", "type": "function",
+    "function": {"name", "arguments"}}`)."""
+
+def call_markers(family: str) -> list[str]:
+    """The literal texts field family `family`'s calls open with (SV-10), read from
+    its rendering; empty for a family that renders no call."""
+
+class CallStructure(TypedDict):
+    """The text around one call's arguments, for constrained decoding (SV-11)."""
+
+    begin: str
+    end: str
+    trigger: str
+
+def call_structure(family: str, name: str) -> CallStructure | None:
+    """The call structure of field family `family` for the tool `name` (SV-11), or
+    None where the family's markup cannot hold one schema-constrained object."""

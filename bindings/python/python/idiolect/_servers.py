@@ -2,7 +2,9 @@
 
 The servers read a turn differently from idiolect's lossless document, and these
 are the rules, stated once for both plug-ins (`idiolect.vllm`, `idiolect.sglang`)
-and for anyone else who serves a family:
+and for anyone else who serves a family. The library holds them (spec/servers.md;
+`idiolect.ServerDeltas`, `idiolect.server_message`); this module adds what is
+Python's: the request's tools in either shape, and ids minted by the server:
 
 - SV-1 A call is a call only when its arguments are a JSON object. A one-shot
   message holds the complete calls only (`complete: true` in the document); a
@@ -37,7 +39,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from idiolect import ChatDeltas, Parser, dialects, parse, reasoning_markers
+from idiolect import ChatDeltas, Parser, ServerDeltas, dialects, reasoning_markers
+from idiolect import server_message as _native_message
 
 __all__ = [
     "ServerStream",
@@ -105,8 +108,14 @@ def _options(options: Mapping[str, Any] | None, tools: list[dict[str, Any]]) -> 
     return merged
 
 
-def _is_formatting(text: str) -> bool:
-    return text.strip() == ""
+def _names(names: Collection[str] | None) -> list[str] | None:
+    return None if names is None else list(names)
+
+
+def _mint(call: dict[str, Any], make_id: Callable[[], str] | None) -> None:
+    """SV-6: a call whose markup wrote no id gets the server's."""
+    if call.get("id", "") is None and make_id is not None:
+        call["id"] = make_id()
 
 
 def server_message(
@@ -120,40 +129,17 @@ def server_message(
     """The one-shot message of a whole output (SV-1, SV-4 to SV-7): `content`
     (str or None), `reasoning` (str or None) and `tool_calls` (a list of `{"id",
     "type": "function", "function": {"name", "arguments"}}`, complete calls only;
-    with `names`, calls to those tools only)."""
-    document = parse(family, text, _options(options, tools_option(tools)))
-    items = document["items"]
-    content: list[str] = []
-    reasoning: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for at, item in enumerate(items):
-        kind = item["type"]
-        if kind == "reasoning":
-            reasoning.append(item["text"])
-        elif kind == "text":
-            near_call = any(
-                0 <= n < len(items) and items[n]["type"] == "tool_call" for n in (at - 1, at + 1)
-            )
-            if not (near_call and _is_formatting(item["text"])):
-                content.append(item["text"])
-        elif kind == "tool_call" and item["complete"] and (names is None or item["name"] in names):
-            call_id = item["id"] if item["id"] is not None else (make_id() if make_id else None)
-            calls.append(
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": item["name"], "arguments": item["arguments"]},
-                }
-            )
-    return {
-        "content": "".join(content) or None,
-        "reasoning": "".join(reasoning) or None,
-        "tool_calls": calls,
-    }
+    with `names`, calls to those tools only). The library's `server_message`, with
+    the server's ids minted by `make_id`."""
+    message = _native_message(family, text, _options(options, tools_option(tools)), _names(names))
+    for call in message["tool_calls"]:
+        _mint(call, make_id)
+    return message
 
 
 class ServerStream:
-    """A field family's output, fed as it streams, as server deltas (SV-1 to SV-6).
+    """A field family's output, fed as it streams, as server deltas (SV-1 to SV-6):
+    the library's `ServerDeltas`, with the server's ids minted by `make_id`.
 
     `feed(chunk)` returns one delta (a dict with `content`, `reasoning` and/or
     `tool_calls`, each only when it has something) or None; `finish()` returns the
@@ -163,18 +149,7 @@ class ServerStream:
     text and reasoning (less SV-4's formatting) and each sent call's arguments.
     """
 
-    __slots__ = (
-        "_parser",
-        "_make_id",
-        "_parts",
-        "_numbers",
-        "_held",
-        "_formatting",
-        "_after_call",
-        "_text_begun",
-        "_sent",
-        "_names",
-    )
+    __slots__ = ("_deltas", "_make_id")
 
     def __init__(
         self,
@@ -184,160 +159,27 @@ class ServerStream:
         make_id: Callable[[], str] | None = None,
         names: Collection[str] | None = None,
     ) -> None:
-        self._parser = Parser(family, _options(options, tools_option(tools)))
+        self._deltas = ServerDeltas(family, _options(options, tools_option(tools)), _names(names))
         self._make_id = make_id
-        self._names = names
-        # Decided parts not yet sent, in order: ("content", text), ("reasoning",
-        # text), ("call", number, id, name), ("arguments", number, text).
-        self._parts: list[tuple[Any, ...]] = []
-        # The family's call index -> the number sent (SV-2), for announced calls.
-        self._numbers: dict[int, int] = {}
-        # A started call whose arguments have not shown their first byte yet:
-        # [index, id, name, whitespace of the arguments so far].
-        self._held: list[Any] | None = None
-        # Whitespace-only text since the last item, waiting for what follows.
-        self._formatting = ""
-        # Whether the item before the current text run is a call.
-        self._after_call = False
-        # Whether the current text run has more than whitespace (then it is sent
-        # as it comes).
-        self._text_begun = False
-        self._sent = 0
 
     @property
     def calls(self) -> int:
         """How many calls were announced so far."""
-        return self._sent
+        return self._deltas.calls
+
+    def _minted(self, delta: Any) -> dict[str, Any] | None:
+        if delta is not None:
+            for call in delta.get("tool_calls", ()):
+                _mint(call, self._make_id)
+        return delta
 
     def feed(self, chunk: str | bytes) -> dict[str, Any] | None:
         """Feeds a chunk of the output; returns the delta it decided, or None."""
-        self._take(self._parser.feed(chunk))
-        return self._delta(everything=False)
+        return self._minted(self._deltas.feed(chunk))
 
     def finish(self) -> dict[str, Any] | None:
         """Ends the output; returns the last delta (everything still held), or None."""
-        self._take(self._parser.finish())
-        if self._formatting and not self._after_call:
-            self._parts.append(("content", self._formatting))
-        self._formatting = ""
-        return self._delta(everything=True)
-
-    def _text(self, text: str) -> None:
-        if not text:
-            return
-        if not self._text_begun and _is_formatting(text):
-            # Still whitespace only: its fate waits for what follows (SV-4).
-            self._formatting += text
-            return
-        if self._formatting:
-            text = self._formatting + text
-            self._formatting = ""
-        self._text_begun = True
-        self._parts.append(("content", text))
-
-    def _item_begins(self, is_call: bool) -> None:
-        """Reasoning or a call begins: the text run before it ends."""
-        if self._formatting and not (is_call or self._after_call):
-            self._parts.append(("content", self._formatting))
-        self._formatting = ""
-        self._text_begun = False
-        self._after_call = is_call
-
-    def _announce(self, index: int, call_id: Any, name: str) -> int:
-        number = self._sent
-        self._sent += 1
-        self._numbers[index] = number
-        if call_id is None and self._make_id is not None:
-            call_id = self._make_id()
-        self._parts.append(("call", number, call_id, name))
-        return number
-
-    def _take(self, events: list[dict[str, Any]]) -> None:
-        for event in events:
-            kind = event["type"]
-            if kind == "text":
-                self._text(event["text"])
-            elif kind == "reasoning_delta":
-                if event["text"]:
-                    self._parts.append(("reasoning", event["text"]))
-            elif kind == "reasoning_start":
-                self._item_begins(is_call=False)
-            elif kind == "tool_call_start":
-                self._item_begins(is_call=True)
-                if self._names is None or event["name"] in self._names:
-                    self._held = [event["index"], event["id"], event["name"], ""]
-            elif kind == "arguments_delta":
-                self._arguments(event["index"], event["text"])
-            elif kind == "tool_call_end":
-                held = self._held
-                if held is not None and held[0] == event["index"]:
-                    # Ended before its arguments showed a byte: a call only when
-                    # complete (no arguments at all), with nothing to stream.
-                    self._held = None
-                    if event["complete"]:
-                        self._announce(held[0], held[1], held[2])
-
-    def _arguments(self, index: int, text: str) -> None:
-        held = self._held
-        if held is not None and held[0] == index:
-            start = held[3] + text
-            stripped = start.lstrip()
-            if not stripped:
-                held[3] = start
-                return
-            self._held = None
-            if not stripped.startswith("{"):
-                return  # SV-1: arguments that are no object: no call
-            number = self._announce(held[0], held[1], held[2])
-            self._parts.append(("arguments", number, start))
-            return
-        sent = self._numbers.get(index)
-        if sent is not None and text:
-            self._parts.append(("arguments", sent, text))
-
-    def _delta(self, everything: bool) -> dict[str, Any] | None:
-        parts = self._parts
-        if not parts:
-            return None
-        content: list[str] = []
-        reasoning: list[str] = []
-        calls: list[dict[str, Any]] = []
-        number = None
-        taken = 0
-        for part in parts:
-            kind = part[0]
-            if kind == "content":
-                content.append(part[1])
-            elif kind == "reasoning":
-                reasoning.append(part[1])
-            else:
-                if number is not None and part[1] != number and not everything:
-                    break  # SV-3: a second call waits for the next feed
-                if kind == "call":
-                    calls.append(
-                        {
-                            "index": part[1],
-                            "id": part[2],
-                            "type": "function",
-                            "function": {"name": part[3]},
-                        }
-                    )
-                elif calls and calls[-1]["index"] == part[1]:
-                    function = calls[-1]["function"]
-                    function["arguments"] = function.get("arguments", "") + part[2]
-                else:
-                    calls.append({"index": part[1], "function": {"arguments": part[2]}})
-                number = part[1]
-            taken += 1
-        del parts[:taken]
-        delta: dict[str, Any] = {}
-        if content:
-            delta["content"] = "".join(content)
-        if reasoning:
-            delta["reasoning"] = "".join(reasoning)
-        if calls:
-            delta["tool_calls"] = calls
-        return delta or None
+        return self._minted(self._deltas.finish())
 
 
 class ReasoningSplit:

@@ -26,7 +26,7 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from idiolect import parse, reasoning_markers
+from idiolect import call_markers, call_structure, parse, reasoning_markers
 from idiolect._servers import (
     PREFIX,
     ReasoningSplit,
@@ -50,6 +50,7 @@ _PATHS = {
     "BaseFormatDetector": ("sglang.srt.function_call.base_format_detector",),
     "StreamingParseResult": ("sglang.srt.function_call.core_types",),
     "ToolCallItem": ("sglang.srt.function_call.core_types",),
+    "StructureInfo": ("sglang.srt.function_call.core_types",),
     "FunctionCallParser": ("sglang.srt.function_call.function_call_parser",),
     "BaseReasoningFormatDetector": (
         "sglang.srt.parser.reasoning_parser",
@@ -105,7 +106,12 @@ def _declared(tools: Any) -> list[str] | None:
 
 # The tool detector reads reasoning markers as text and starts outside reasoning:
 # SGLang's reasoning parser has run before it.
-_AS_TEXT = {"reasoning_markers": [], "start_in_reasoning": False}
+# A family without reasoning markers has no such option and refuses it.
+def _as_text(family: str) -> dict[str, Any]:
+    options: dict[str, Any] = {"start_in_reasoning": False}
+    if reasoning_markers(family):
+        options["reasoning_markers"] = []
+    return options
 
 
 class IdiolectDetector:
@@ -124,12 +130,16 @@ class IdiolectDetector:
         # Whether the text holds any of the family's markup: a call, whole or
         # cut, or markers that are no call. SGLang returns the text as it is
         # when this is false and no call was parsed, so markup must say true.
+        # A call marker (SV-10) says so at once; otherwise the grammar decides
+        # (a stray closer, a family without markers).
+        if any(marker in text for marker in call_markers(self.family)):
+            return True
         plain = [{"type": "text", "text": text}] if text else []
-        return parse(self.family, text, _AS_TEXT)["items"] != plain
+        return parse(self.family, text, _as_text(self.family))["items"] != plain
 
     def detect_and_parse(self, text: str, tools: Any) -> Any:
         names = _declared(tools)
-        message = server_message(self.family, text, _AS_TEXT, tools, names=names)
+        message = server_message(self.family, text, _as_text(self.family), tools, names=names)
         positions = {name: i for i, name in enumerate(map(_tool_name, tools or ()))}
         calls = [
             self._api.ToolCallItem(
@@ -160,7 +170,7 @@ class IdiolectDetector:
     def parse_streaming_increment(self, new_text: str, tools: Any) -> Any:
         stream = self._stream
         if stream is None:
-            stream = self._stream = ServerStream(self.family, _AS_TEXT, tools, names=_declared(tools))
+            stream = self._stream = ServerStream(self.family, _as_text(self.family), tools, names=_declared(tools))
         return self._result(stream.feed(new_text))
 
     def finish(self, tools: Any) -> Any:
@@ -170,13 +180,26 @@ class IdiolectDetector:
         return self._result(stream.finish())
 
     def supports_structural_tag(self) -> bool:
-        # idiolect has no marker list of the family to build the tag from yet.
-        return False
+        # Only where the family's call structure exists (SV-11): JSON arguments
+        # between a begin that names the tool and an end.
+        return call_structure(self.family, "f") is not None
 
     def structure_info(self) -> Any:
-        raise NotImplementedError(
-            f"idiolect-{self.family} builds no structural tag (supports_structural_tag is False)"
-        )
+        """SGLang's `_GetInfoFunc`: the tool's name -> `StructureInfo(begin, end,
+        trigger)` (SV-11), for a structural tag that constrains the arguments."""
+        if not self.supports_structural_tag():
+            raise NotImplementedError(
+                f"idiolect-{self.family} builds no structural tag (supports_structural_tag is False)"
+            )
+        family, make = self.family, self._api.StructureInfo
+
+        def info(name: str) -> Any:
+            structure = call_structure(family, name)
+            if structure is None:  # the family has one for every name or none
+                raise NotImplementedError(f"idiolect-{family} builds no structural tag")
+            return make(**structure)
+
+        return info
 
 
 class IdiolectReasoningDetector:

@@ -203,7 +203,8 @@ class IdiolectToolParser:
     def _options(self) -> dict[str, Any]:
         # The tool phase begins after any reasoning the reasoning parser took.
         options: dict[str, Any] = {"start_in_reasoning": False}
-        if self.skip_reasoning_parsing:
+        # A family without reasoning markers has no such option and refuses it.
+        if self.skip_reasoning_parsing and reasoning_markers(self.family):
             options["reasoning_markers"] = []
         return options
 
