@@ -18,6 +18,7 @@ __all__ = [
     "call_markers",
     "call_structure",
     "dialects",
+    "family_for_model",
     "parse",
     "parse_many",
     "reasoning_markers",
