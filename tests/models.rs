@@ -90,7 +90,11 @@ const MODELS: &[(&str, &str, &str)] = &[
     ("google/gemma-4-31b-it", "gemma4", "{}"),
     ("google/functiongemma-270m-it", "function-gemma", "{}"),
     ("ibm-granite/granite-3.3-8b-instruct", "granite", "{}"),
-    ("ibm-granite/granite-20b-functioncalling", "granite", r#"{"variant": "20b-fc"}"#),
+    (
+        "ibm-granite/granite-20b-functioncalling",
+        "granite",
+        r#"{"variant": "20b-fc"}"#,
+    ),
     ("CohereLabs/c4ai-command-r7b-12-2024", "cohere", "{}"),
     ("CohereLabs/command-a-reasoning-08-2025", "cohere", "{}"),
     ("ai21labs/AI21-Jamba-Mini-1.6", "jamba", "{}"),
