@@ -97,7 +97,7 @@ impl Rule {
         }
         let dialect = self.dialect.as_str();
         let viable = match self.compiled()? {
-            Some(rule) if self.payload_asked(options) => {
+            Some(rule) if payload_asked(options) => {
                 rule.viable(options, before, held) || self.payload()?.viable(options, before, held)
             }
             Some(rule) => rule.viable(options, before, held),
@@ -121,17 +121,17 @@ impl Rule {
     }
 }
 
-impl Rule {
-    /// Whether the case's `tool_choice` makes the answer a JSON payload (FD-10c,
-    /// FD-10d): `"required"` or a function.
-    fn payload_asked(&self, options: &Value) -> bool {
-        match options.get("tool_choice") {
-            Some(Value::String(s)) => s == "required",
-            Some(Value::Object(_)) => true,
-            _ => false,
-        }
+/// Whether the case's `tool_choice` makes the answer a JSON payload (FD-10c, FD-10d):
+/// `"required"` or a function.
+fn payload_asked(options: &Value) -> bool {
+    match options.get("tool_choice") {
+        Some(Value::String(s)) => s == "required",
+        Some(Value::Object(_)) => true,
+        _ => false,
     }
+}
 
+impl Rule {
     /// The payload's rule, `tool-choice.viability.json` (compiled at first use).
     fn payload(&self) -> Result<&DataRule, Reason> {
         let compiled = self.payload_compiled.get_or_init(|| {
